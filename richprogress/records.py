@@ -1,0 +1,63 @@
+"""The record vocabulary: the EventRecord shape, severities and spawn phases, defined once.
+
+Everything else (formatter, spawner, handlers, the browser code) uses these names; a test
+checks that static/richprogress.js agrees with them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+SEVERITIES: tuple[str, ...] = ("info", "warning", "error")
+Severity = Literal["info", "warning", "error"]
+
+# Ordered steps of a spawn. Each record carries the step it reports on (``phase``); the
+# spawner's progress bar never goes below the highest step reached, and never goes back.
+# (name, label shown to users, progress percent when the step is reached)
+PHASES: tuple[tuple[str, str, int], ...] = (
+    ("requested", "Requesting a server", 0),
+    ("scheduling", "Finding a machine to run it", 10),
+    ("scaling", "Adding a machine to the cluster", 20),
+    ("scheduled", "Machine found", 35),
+    ("volume", "Preparing storage", 45),
+    ("image", "Downloading the software image", 55),
+    ("starting", "Starting the server", 80),
+    ("ready", "Server ready", 100),
+)
+PHASE_NAMES: tuple[str, ...] = tuple(name for name, _, _ in PHASES)
+PHASE_LABELS: dict[str, str] = {name: label for name, label, _ in PHASES}
+PHASE_PROGRESS: dict[str, int] = {name: pct for name, _, pct in PHASES}
+
+
+class InvolvedObject(TypedDict):
+    kind: str | None
+    name: str | None
+    container: str | None
+    field_path: str | None
+
+
+class _EventRecordRequired(TypedDict):
+    id: str
+    timestamp: str | None
+    first_timestamp: str | None
+    type: str
+    severity: str
+    reason: str | None
+    object: InvolvedObject
+    component: str | None
+    count: int
+    message: str
+    raw_message: str
+    rule: str | None
+
+
+class EventRecord(_EventRecordRequired, total=False):
+    """One Kubernetes (or custom) event, as data. Never holds HTML.
+
+    The required keys are DESIGN.md contract 1. Optional keys are added by the default
+    rules (``phase``, ``hint``) and by the spawner (``since_spawn``).
+    """
+
+    phase: str | None
+    hint: str | None
+    since_spawn: float | None
