@@ -1,0 +1,518 @@
+"""Our default formatting rules, as data, in plain words for people new to Kubernetes.
+
+One and only purpose: the wording. Each rule says what is happening in one short sentence;
+rules for problems also say what it means for the user (``hint``). Rule order matters: the
+first match wins, so specific rules come before general ones of the same reason. Event
+wording comes from kubelet (events.go, images/image_manager.go), the scheduler, the volume
+controllers, cluster-autoscaler and Karpenter, and from events captured on real clusters.
+
+Callable templates (and hints) are called as ``f(**groups)`` like any rule template.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .scheduling import summarize_scale_up_failure, summarize_scheduling
+
+# The container an event is about, from involvedObject.fieldPath.
+CONTAINER = r"spec\.(?:initContainers|containers|ephemeralContainers)\{(?P<container>[^}]+)\}"
+IMAGE = r'"(?P<image>[^"]+)"'
+
+# Everything after the first line of a message is detail: (?s) lets ".*" take newlines.
+_DETAIL = r"(?s)(?P<detail>.*)"
+
+
+def _scheduling_sentence(detail: str = "", **_: str) -> str:
+    summary = summarize_scheduling(detail)
+    if summary is None:
+        # A format we do not know: say what we know, the raw text stays in raw_message.
+        return "No machine can take your server yet"
+    return summary.sentence
+
+
+def _scheduling_hint(detail: str = "", **_: str) -> str:
+    summary = summarize_scheduling(detail)
+    if summary is None or summary.hint is None:
+        return "Wait a few minutes; if it keeps happening, ask your administrator."
+    return summary.hint
+
+
+def _scale_up_failure_sentence(detail: str = "", **_: str) -> str:
+    return summarize_scale_up_failure(detail).sentence
+
+
+def _scale_up_failure_hint(detail: str = "", **_: str) -> str:
+    return summarize_scale_up_failure(detail).hint or ""
+
+
+_DURATION_RE = re.compile(r"(?:(\d+)h)?(?:(\d+)m(?!s))?(?:([\d.]+)s)?(?:([\d.]+)ms)?\Z")
+
+
+def human_duration(text: str) -> str:
+    """Go durations ("2m32.639s", "498ms", "1h2m3s") in words ("2 min 33 s", "0.5 s")."""
+    found = _DURATION_RE.match(text)
+    if not text or found is None:
+        return text
+    hours, minutes, seconds, millis = found.groups()
+    total = float(seconds or 0) + float(millis or 0) / 1000
+    if hours or minutes:
+        secs = round(total)
+        mins = int(minutes or 0) + int(hours or 0) * 60
+        if secs == 60:
+            mins, secs = mins + 1, 0
+        return f"{mins} min {secs} s" if secs else f"{mins} min"
+    if total < 10:
+        return f"{total:.1f} s"
+    return f"{round(total)} s"
+
+
+def human_size(text: str) -> str:
+    """A byte count in words ("3922990416" -> "3.9 GB")."""
+    try:
+        size = float(text)
+    except ValueError:
+        return text
+    for unit in ("bytes", "kB", "MB", "GB", "TB"):
+        if size < 1000 or unit == "TB":
+            return f"{size:.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1000
+    return text  # pragma: no cover - the loop always returns
+
+
+def _pulled_sentence(image: str = "", container: str = "", duration: str = "", size: str = "", **_: str) -> str:
+    sentence = f"Downloaded the image {image} for the {container} container"
+    if duration:
+        sentence += f" in {human_duration(duration)}"
+    if size:
+        sentence += f" ({human_size(size)})"
+    return sentence
+
+
+_RESOURCE_WORDS = {
+    "cpu": "CPU",
+    "memory": "memory",
+    "ephemeral-storage": "disk space",
+    "pods": "room for more servers",
+}
+
+
+def _out_of_sentence(resource: str = "", **_: str) -> str:
+    words = _RESOURCE_WORDS.get(resource.lower(), "GPU" if "gpu" in resource.lower() else resource)
+    return f"The machine chosen for your server did not have enough free {words}"
+
+
+def _evicted_sentence(resource: str = "", **_: str) -> str:
+    if resource:
+        words = _RESOURCE_WORDS.get(resource.lower(), resource)
+        return f"Your server was stopped because its machine ran low on {words}"
+    return "Your server was stopped by the cluster to free up its machine"
+
+
+def _scale_up_sentence(group: str = "", to: str = "", **_: str) -> str:
+    if group:
+        size = f"{to} machine" if to == "1" else f"{to} machines"
+        return f"Adding a machine to the cluster for your server (machine group {group}, growing to {size})"
+    return "Adding a machine to the cluster for your server"
+
+
+_PULL_HINT_MISSING = (
+    "Check the image name and tag for typos, or choose another image. "
+    "Your server cannot start with this image."
+)
+_PULL_HINT_DENIED = (
+    "Check the image name for typos. If the image is private, ask your administrator "
+    "to give the cluster access to it."
+)
+
+DEFAULT_RULES: list[dict[str, Any]] = [
+    # ---- scheduling -------------------------------------------------------------------
+    {
+        "id": "scheduled",
+        "match": {"reason": r"Scheduled\Z", "message": r".*?assigned \S+ to (?P<node>\S+)"},
+        "template": "Found a machine for your server ({node})",
+        "phase": "scheduled",
+    },
+    {
+        "id": "karpenter-failed-scheduling",
+        "match": {"reason": r"FailedScheduling\Z", "reportingComponent": r"karpenter",
+                  "message": r"(?s)Failed to schedule pod, (?P<detail>.*)"},
+        "template": "The cluster has no type of machine that can run your server as chosen",
+        "severity": "error",
+        "hint": "Try a smaller server size, or ask your administrator.",
+        "phase": "scheduling",
+    },
+    {
+        "id": "failed-scheduling",
+        "match": {"reason": r"FailedScheduling\Z", "message": _DETAIL},
+        "template": _scheduling_sentence,
+        "severity": "warning",
+        "hint": _scheduling_hint,
+        "phase": "scheduling",
+    },
+    {
+        "id": "node-affinity-mismatch",
+        "match": {"reason": r"NodeAffinity\Z"},
+        "template": "The machine given to your server does not match where it must run",
+        "severity": "error",
+        "hint": "This is likely a configuration problem; ask your administrator.",
+        "phase": "scheduling",
+    },
+    {
+        "id": "out-of-resource",
+        "match": {"reason": r"OutOf(?P<resource>\S+)\Z"},
+        "template": _out_of_sentence,
+        "severity": "error",
+        "hint": "Start your server again; if it keeps happening, choose a smaller server size "
+        "or ask your administrator.",
+        "phase": "scheduling",
+    },
+    # ---- autoscaling ------------------------------------------------------------------
+    {
+        "id": "triggered-scale-up",
+        "match": {"reason": r"TriggeredScaleUp\Z",
+                  "message": r"(?i)(?:pod triggered scale-up: \[\{(?:\S*/)?(?P<group>[^/\s]+) "
+                             r"(?P<from>\d+)->(?P<to>\d+))?"},
+        "template": _scale_up_sentence,
+        "phase": "scaling",
+    },
+    {
+        "id": "not-triggered-scale-up",
+        "match": {"reason": r"NotTriggerScaleUp\Z", "message": _DETAIL},
+        "template": _scale_up_failure_sentence,
+        "severity": "warning",
+        "hint": _scale_up_failure_hint,
+        "phase": "scaling",
+    },
+    {
+        "id": "karpenter-nominated",
+        "match": {"reason": r"Nominated\Z",
+                  "message": r"Pod should schedule on:? (?:node: )?(?:nodeclaim/|node/)?(?P<node>\S+)"},
+        "template": "A new machine ({node}) is being prepared for your server",
+        "phase": "scaling",
+    },
+    {
+        "id": "karpenter-launched",
+        "match": {"reason": r"Launched\Z", "reportingComponent": r"karpenter"},
+        "template": "The cloud has started a new machine for the cluster",
+        "phase": "scaling",
+    },
+    {
+        "id": "karpenter-registered",
+        "match": {"reason": r"Registered\Z", "reportingComponent": r"karpenter"},
+        "template": "The new machine has joined the cluster",
+        "phase": "scaling",
+    },
+    {
+        "id": "karpenter-initialized",
+        "match": {"reason": r"Initialized\Z", "reportingComponent": r"karpenter"},
+        "template": "The new machine is ready to run servers",
+        "phase": "scaling",
+    },
+    # ---- storage ----------------------------------------------------------------------
+    {
+        "id": "volume-wait-for-consumer",
+        "match": {"reason": r"WaitForFirstConsumer\Z"},
+        "template": "Your storage will be created once a machine is chosen for your server",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-external-provisioning",
+        "match": {"reason": r"ExternalProvisioning\Z",
+                  "message": r"(?:.*?external provisioner ['\"](?P<provisioner>[^'\"]+)['\"])?"},
+        "template": "Waiting for the storage service to create your disk",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-provisioning",
+        "match": {"reason": r"Provisioning\Z"},
+        "template": "Creating a disk for your storage",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-provisioned",
+        "match": {"reason": r"ProvisioningSucceeded\Z"},
+        "template": "Your disk has been created",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-provisioning-failed",
+        "match": {"reason": r"ProvisioningFailed\Z"},
+        "template": "Creating a disk for your storage failed; the cluster will try again",
+        "severity": "warning",
+        "hint": "If this keeps happening, ask your administrator: the storage service reported an error.",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-failed-binding",
+        "match": {"reason": r"FailedBinding\Z"},
+        "template": "No disk is available for your storage, and none can be created automatically",
+        "severity": "error",
+        "hint": "Ask your administrator: the cluster may have no storage class for user disks.",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-attached",
+        "match": {"reason": r"SuccessfulAttachVolume\Z"},
+        "template": "Your disk is connected to the machine",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-multi-attach",
+        "match": {"reason": r"FailedAttachVolume\Z", "message": r"Multi-Attach error"},
+        "template": "Your disk is still connected to another machine",
+        "severity": "warning",
+        "hint": "A previous server of yours may still be stopping. Wait a few minutes and try again.",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-attach-failed",
+        "match": {"reason": r"FailedAttachVolume\Z"},
+        "template": "Connecting your disk to the machine failed; the cluster will try again",
+        "severity": "warning",
+        "hint": "If this keeps happening for more than a few minutes, ask your administrator.",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-mount-missing",
+        "match": {"reason": r"FailedMount\Z",
+                  "message": r"(?s).*?(?P<what>configmap|secret|persistentvolumeclaim) "
+                             r"\"(?P<missing>[^\"]+)\" not found"},
+        "template": "Storage your server needs is missing ({what} {missing} not found)",
+        "severity": "error",
+        "hint": "Ask your administrator: the server refers to a {what} that does not exist.",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-mount-timeout",
+        "match": {"reason": r"FailedMount\Z",
+                  "message": r"(?s)Unable to (?:attach or )?mount volumes: unmounted volumes="
+                             r"\[(?P<volumes>[^\]]*)\].*timed out"},
+        "template": "Your storage ({volumes}) is not mounted yet; still trying",
+        "severity": "warning",
+        "hint": "Storage can take a few minutes to become available. If it keeps failing, "
+        "ask your administrator.",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-mount-failed",
+        "match": {"reason": r"FailedMount\Z"},
+        "template": "Mounting storage into your server failed; the cluster will try again",
+        "severity": "warning",
+        "hint": "If this keeps happening for more than a few minutes, ask your administrator.",
+        "phase": "volume",
+    },
+    # ---- images -----------------------------------------------------------------------
+    {
+        "id": "image-pulling",
+        "match": {"reason": r"Pulling\Z", "fieldPath": CONTAINER, "message": r"Pulling image " + IMAGE},
+        "template": "Downloading the image {image} for the {container} container",
+        "phase": "image",
+    },
+    {
+        "id": "image-cached",
+        "match": {"reason": r"Pulled\Z", "fieldPath": CONTAINER,
+                  "message": r"Container image " + IMAGE + r" already present on machine"},
+        "template": "The image {image} for the {container} container is already on the machine "
+        "(no download needed)",
+        "phase": "image",
+    },
+    {
+        "id": "image-pulled",
+        "match": {"reason": r"Pulled\Z", "fieldPath": CONTAINER,
+                  "message": r"Successfully pulled image " + IMAGE
+                             + r"(?: in (?P<duration>[\d.hms]+))?(?:.*?Image size: (?P<size>\d+) bytes)?"},
+        "template": _pulled_sentence,
+        "phase": "image",
+    },
+    {
+        "id": "image-not-found",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
+                  "message": r"(?si)Failed to pull image " + IMAGE
+                             + r".*?(?:not found|manifest unknown|name unknown|repository does not exist)"},
+        "template": "The image {image} for the {container} container does not exist",
+        "severity": "error",
+        "hint": _PULL_HINT_MISSING,
+        "phase": "image",
+    },
+    {
+        "id": "image-access-denied",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
+                  "message": r"(?si)Failed to pull image " + IMAGE
+                             + r".*?(?:access denied|unauthorized|failed to authorize|forbidden"
+                               r"|authentication required|401|403)"},
+        "template": "The image {image} for the {container} container could not be downloaded: "
+        "it does not exist or is private",
+        "severity": "error",
+        "hint": _PULL_HINT_DENIED,
+        "phase": "image",
+    },
+    {
+        "id": "image-rate-limited",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
+                  "message": r"(?si)Failed to pull image " + IMAGE
+                             + r".*?(?:toomanyrequests|too many requests|rate limit|429)"},
+        "template": "The image registry is limiting downloads of {image} right now; the cluster will try again",
+        "severity": "warning",
+        "hint": "Wait a few minutes. If it keeps happening, ask your administrator "
+        "(the cluster may need a registry login or a mirror).",
+        "phase": "image",
+    },
+    {
+        "id": "image-pull-failed",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER, "message": r"Failed to pull image " + IMAGE},
+        "template": "Downloading the image {image} for the {container} container failed; "
+        "the cluster will try again",
+        "severity": "warning",
+        "hint": "If it keeps failing, check the image name or ask your administrator.",
+        "phase": "image",
+    },
+    {
+        "id": "image-invalid-name",
+        "match": {"reason": r"InspectFailed\Z|InvalidImageName\Z",
+                  "message": r"(?s)(?:Failed to apply default image tag " + IMAGE + r")?"},
+        "template": "The image name {image} is not a valid image name",
+        "severity": "error",
+        "hint": "Check the image name for typos (spaces, capital letters, a missing tag).",
+        "phase": "image",
+    },
+    {
+        "id": "image-invalid-name-error",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER, "message": r"Error: InvalidImageName"},
+        "template": "The image name for the {container} container is not valid",
+        "severity": "error",
+        "hint": "Check the image name for typos (spaces, capital letters, a missing tag).",
+        "phase": "image",
+    },
+    {
+        "id": "image-never-pull",
+        "match": {"reason": r"ErrImageNeverPull\Z", "fieldPath": CONTAINER,
+                  "message": r"(?:Container image " + IMAGE + ")?"},
+        "template": "The image {image} for the {container} container is not on the machine, "
+        "and the server is set never to download it",
+        "severity": "error",
+        "hint": "Ask your administrator: the image pull policy is 'Never'.",
+        "phase": "image",
+    },
+    {
+        "id": "image-err-pull",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER, "message": r"Error: ErrImagePull"},
+        "template": "Could not download the image for the {container} container",
+        "severity": "error",
+        "hint": "See the message above about the image for the reason.",
+        "phase": "image",
+    },
+    {
+        "id": "image-pull-backoff",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER, "message": r"Error: ImagePullBackOff"},
+        "template": "Waiting before trying again to download the image for the {container} container",
+        "severity": "warning",
+        "hint": "Downloading the image failed before; see the earlier message for why.",
+        "phase": "image",
+    },
+    {
+        "id": "image-backoff-pulling",
+        "match": {"reason": r"BackOff\Z", "fieldPath": CONTAINER, "message": r"Back-off pulling image " + IMAGE},
+        "template": "Waiting before trying again to download the image {image} for the {container} container",
+        "severity": "warning",
+        "hint": "Downloading the image failed before; see the earlier message for why.",
+        "phase": "image",
+    },
+    # ---- containers -------------------------------------------------------------------
+    {
+        "id": "container-created",
+        "match": {"reason": r"Created\Z", "message": r"Created container:? (?P<container>\S+)"},
+        "template": "Created the {container} container",
+        "phase": "starting",
+    },
+    {
+        "id": "container-started",
+        "match": {"reason": r"Started\Z", "message": r"Started container:? (?P<container>\S+)"},
+        "template": "Started the {container} container",
+        "phase": "starting",
+    },
+    {
+        "id": "container-stopping",
+        "match": {"reason": r"Killing\Z", "message": r"Stopping container:? (?P<container>\S+)"},
+        "template": "Stopping the {container} container",
+    },
+    {
+        "id": "container-crash-backoff",
+        "match": {"reason": r"BackOff\Z", "fieldPath": CONTAINER, "message": r"Back-off restarting failed container"},
+        "template": "The {container} container keeps crashing; waiting before restarting it",
+        "severity": "error",
+        "hint": "Your server crashes while starting. Try a different image or a larger server size, "
+        "or ask your administrator to look at the server's logs.",
+        "phase": "starting",
+    },
+    {
+        "id": "container-unhealthy",
+        "match": {"reason": r"Unhealthy\Z", "fieldPath": CONTAINER,
+                  "message": r"(?P<probe>Readiness|Liveness|Startup) probe failed"},
+        "template": "The {container} container did not pass a health check yet ({probe} probe)",
+        "severity": "warning",
+        "hint": "Servers can take a while to answer at first. If it keeps failing, ask your administrator.",
+        "phase": "starting",
+    },
+    {
+        "id": "container-post-start-failed",
+        "match": {"reason": r"FailedPostStartHook\Z", "fieldPath": CONTAINER},
+        "template": "The start-up command of the {container} container failed",
+        "severity": "error",
+        "hint": "Ask your administrator to check the server's start-up (post-start) command.",
+        "phase": "starting",
+    },
+    {
+        "id": "container-error",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER, "message": r"(?s)Error: (?P<detail>.*)"},
+        "template": "The {container} container could not start ({detail})",
+        "severity": "error",
+        "hint": "Ask your administrator; the server's configuration may be wrong.",
+        "phase": "starting",
+    },
+    {
+        "id": "out-of-memory",
+        "match": {"reason": r"OOMKill(?:ing|ed)\Z"},
+        "template": "A program ran out of memory and was stopped",
+        "severity": "error",
+        "hint": "Your server used more memory than it may. Choose a larger server size, or use less memory.",
+        "phase": "starting",
+    },
+    {
+        "id": "evicted",
+        "match": {"reason": r"Evicted\Z",
+                  "message": r"(?:The node was low on resource: \[?(?P<resource>[\w./-]+))?"},
+        "template": _evicted_sentence,
+        "severity": "error",
+        "hint": "Start your server again. If it keeps happening, ask your administrator.",
+    },
+    {
+        "id": "preempted",
+        "match": {"reason": r"Preempted\Z"},
+        "template": "Your server was stopped to make room for more important work",
+        "severity": "error",
+        "hint": "Start your server again. If it keeps happening, ask your administrator.",
+    },
+    {
+        "id": "sandbox-failed",
+        "match": {"reason": r"FailedCreatePodSandBox\Z"},
+        "template": "The machine could not set up a sandbox (network and isolation) for your server; "
+        "the cluster will try again",
+        "severity": "warning",
+        "hint": "This is usually temporary. If it keeps happening, ask your administrator.",
+        "phase": "starting",
+    },
+    {
+        "id": "taint-eviction-cancelled",
+        "match": {"reason": r"TaintManagerEviction\Z", "message": r"Cancelling deletion"},
+        "template": "Your server can stay on its machine: a planned removal was cancelled",
+    },
+    {
+        "id": "taint-eviction",
+        "match": {"reason": r"TaintManagerEviction\Z", "message": r"Marking for deletion"},
+        "template": "Your server's machine is being taken out of service, so the server will be stopped",
+        "severity": "warning",
+        "hint": "Start your server again once it has stopped.",
+    },
+]

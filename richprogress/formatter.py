@@ -1,0 +1,384 @@
+"""EventFormatter: Kubernetes (or custom) event dict -> EventRecord, via rules and a hook.
+
+One and only purpose: the configurable front of the formatter. It owns the config options
+(``rules``, ``extra_rules``, ``format_hook``), validates them at configure time, and builds
+records (DESIGN.md contract 1) from normalized fields and the first matching rule. It knows
+nothing of JupyterHub or Kubernetes clients; the spawner and the CLI both use it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, cast
+
+from traitlets import Any as AnyTrait
+from traitlets import Dict as DictTrait
+from traitlets import List as ListTrait
+from traitlets import TraitError, Union, observe, validate
+from traitlets.config import LoggingConfigurable
+
+from .default_rules import DEFAULT_RULES
+from .normalize import Fields, clean_str, normalize_event, normalize_message
+from .records import EventRecord
+from .rules import Rule, RuleError, RuleSet, load_rules
+
+FormatHook = Callable[[Any, Any, EventRecord], "EventRecord | None | Awaitable[EventRecord | None]"]
+
+_default_rules_cache: list[Rule] | None = None
+
+
+def default_rules() -> list[Rule]:
+    """The compiled default rules (compiled once per process)."""
+    global _default_rules_cache
+    if _default_rules_cache is None:
+        _default_rules_cache = load_rules(DEFAULT_RULES, option="default rules")
+    return _default_rules_cache
+
+
+class EventFormatter(LoggingConfigurable):
+    """Turn Kubernetes events (and other progress messages) into EventRecords.
+
+    Usable on its own::
+
+        from richprogress import EventFormatter
+        record = EventFormatter().format_event(event)
+    """
+
+    rules = Union(
+        [ListTrait(), DictTrait()],
+        default_value=None,
+        allow_none=True,
+        config=True,
+        help="""
+        Formatting rules that replace the default rules. None (the default) uses ours.
+
+        A list of rules (tried in order), or a dict of rules (tried in the order of their
+        keys, a key being the rule's id). The rule format of kubespawner #910 works
+        unchanged. A rule::
+
+            {
+                "match": {"reason": r"Failed", "message": r'Failed to pull image "(?P<image>[^"]+)"'},
+                "template": "The image {image} could not be downloaded",
+                # optional, richprogress only:
+                "id": "my-pull-rule", "severity": "error", "phase": "image",
+                "hint": "Check the image name {image}.",
+            }
+
+        Match fields: reportingComponent, fieldPath, reason, message, type, kind, name,
+        namespace, container. Each pattern is applied with ``re.match``; all must match;
+        the first matching rule wins; named groups of all patterns are passed to the
+        template (``str.format``) or, for a callable template, as keyword arguments
+        (``template(**groups)``); groups that did not take part are "". A template that
+        fails keeps the event's own message. Rules are checked at start-up: a bad rule is
+        an error naming it.
+
+        Example::
+
+            c.EventFormatter.rules = {
+                "01-pull": {
+                    "match": {"reason": "Pulling", "message": r'Pulling image "(?P<image>[^"]+)"'},
+                    "template": "Downloading {image}",
+                },
+            }
+        """,
+    )
+
+    extra_rules = Union(
+        [ListTrait(), DictTrait()],
+        default_value=[],
+        config=True,
+        help="""
+        Formatting rules tried before the rules in ``rules`` (or the defaults), so they win.
+
+        Same format as ``rules``. Use this to reword a few events and keep our defaults for
+        the rest.
+
+        Example::
+
+            c.EventFormatter.extra_rules = [
+                {
+                    "id": "our-gpu-pool",
+                    "match": {"reason": "TriggeredScaleUp", "message": ".*gpu-pool"},
+                    "template": "Starting a GPU machine for you (this takes about 8 minutes)",
+                    "phase": "scaling",
+                }
+            ]
+        """,
+    )
+
+    format_hook = AnyTrait(
+        default_value=None,
+        allow_none=True,
+        config=True,
+        help="""
+        A function that may edit or replace each record after the rules ran.
+
+        Called as ``hook(spawner, raw_event, record)``; ``spawner`` is None outside a
+        spawner (e.g. the command line). Return the record to use, or None to keep the
+        record as the rules made it. It may be async where it is called from async code
+        (the spawner); a sync call (``format_event``) cannot wait for it and keeps the
+        default record. If the hook raises, the error is logged once (per hook and rule)
+        and the default record is used. The record is a copy: edit it freely, but keep it
+        data (plain text, no HTML).
+
+        Example::
+
+            def add_docs_link(spawner, event, record):
+                if record["rule"] == "image-not-found":
+                    record["hint"] = "See https://docs.example.edu/images for the list of images."
+                return record
+
+            c.EventFormatter.format_hook = add_docs_link
+        """,
+    )
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._ruleset: RuleSet | None = None
+        self._logged: set[tuple[Any, ...]] = set()
+        super().__init__(**kwargs)
+
+    # ---- configuration ---------------------------------------------------------------
+
+    @validate("rules", "extra_rules")
+    def _validate_rules(self, proposal: Any) -> Any:
+        name = proposal["trait"].name
+        value = proposal["value"]
+        if value is None and name == "rules":
+            return None
+        try:
+            load_rules(value, option=f"EventFormatter.{name}")
+        except RuleError as exc:
+            raise TraitError(f"Invalid rule in EventFormatter.{name}: {exc}") from None
+        return value
+
+    @validate("format_hook")
+    def _validate_hook(self, proposal: Any) -> Any:
+        value = proposal["value"]
+        if value is not None and not callable(value):
+            raise TraitError(
+                f"EventFormatter.format_hook must be callable or None, not {type(value).__name__}"
+            )
+        return value
+
+    @observe("rules", "extra_rules")
+    def _rules_changed(self, change: Any) -> None:
+        self._ruleset = None
+
+    @property
+    def ruleset(self) -> RuleSet:
+        """The compiled rules in the order they are tried (extra rules first)."""
+        if self._ruleset is None:
+            extra = load_rules(self.extra_rules, option="EventFormatter.extra_rules")
+            if self.rules is None:
+                base = default_rules()
+            else:
+                base = load_rules(self.rules, option="EventFormatter.rules")
+            self._ruleset = RuleSet([*extra, *base])
+        return self._ruleset
+
+    # ---- formatting ------------------------------------------------------------------
+
+    def _log_once(self, key: tuple[Any, ...], msg: str, *args: Any, exc_info: bool = True) -> None:
+        if key in self._logged:
+            return
+        if len(self._logged) < 10_000:
+            self._logged.add(key)
+        self.log.error(msg, *args, exc_info=exc_info)
+
+    def _render(self, rule: Rule, template: Any, groups: Mapping[str, str], what: str) -> str | None:
+        try:
+            if isinstance(template, str):
+                text = template.format(**groups)
+            else:
+                text = template(**groups)
+        except Exception:
+            self._log_once(
+                ("render", rule.id, what),
+                "richprogress: the %s of rule %s failed to render; using the event's own message",
+                what,
+                rule.origin or rule.id,
+            )
+            return None
+        if not isinstance(text, str):
+            self._log_once(
+                ("type", rule.id, what),
+                "richprogress: the %s of rule %s returned %s, not a str; ignoring it",
+                what,
+                rule.origin or rule.id,
+                type(text).__name__,
+                exc_info=False,
+            )
+            return None
+        return clean_str(text)
+
+    def _build(self, fields: Fields) -> EventRecord:
+        raw = fields.raw_message
+        message = None
+        hint = None
+        phase = None
+        severity = None
+        rule_id = None
+        found = self.ruleset.match(fields.match_values)
+        if found is not None:
+            rule, groups = found
+            message = self._render(rule, rule.template, groups, "template")
+            if message:
+                rule_id = rule.id
+                severity = rule.severity
+                phase = rule.phase
+                if rule.hint is not None:
+                    hint = self._render(rule, rule.hint, groups, "hint") or None
+        if not message:
+            # Never an empty line: the event's own words, else what little we know.
+            message = raw or fields.reason or "(event without a message)"
+        if severity is None:
+            severity = "warning" if fields.type == "Warning" else "info"
+        return {
+            "id": fields.id,
+            "timestamp": fields.timestamp,
+            "first_timestamp": fields.first_timestamp,
+            "type": fields.type,
+            "severity": severity,
+            "reason": fields.reason,
+            "object": {
+                "kind": fields.kind,
+                "name": fields.name,
+                "container": fields.container,
+                "field_path": fields.field_path,
+            },
+            "component": fields.component,
+            "count": fields.occurrences,
+            "message": message,
+            "raw_message": raw,
+            "rule": rule_id,
+            "phase": phase,
+            "hint": hint,
+        }
+
+    def _safe_record(self, event: Any) -> EventRecord:
+        """The record of last resort, should normalizing or matching ever fail."""
+        try:
+            message = clean_str(event.get("message")) if isinstance(event, Mapping) else None
+        except Exception:
+            message = None
+        fields = normalize_message(message or "(unreadable event)")
+        record = self._build_plain(fields)
+        return record
+
+    def _build_plain(self, fields: Fields) -> EventRecord:
+        return {
+            "id": fields.id,
+            "timestamp": None,
+            "first_timestamp": None,
+            "type": fields.type,
+            "severity": "info",
+            "reason": None,
+            "object": {"kind": None, "name": None, "container": None, "field_path": None},
+            "component": None,
+            "count": 1,
+            "message": fields.raw_message,
+            "raw_message": fields.raw_message,
+            "rule": None,
+            "phase": None,
+            "hint": None,
+        }
+
+    def _default_record(self, event: Any) -> EventRecord:
+        try:
+            return self._build(normalize_event(event))
+        except Exception:
+            self._log_once(("format",), "richprogress: formatting an event failed; showing it raw")
+            return self._safe_record(event)
+
+    def _copy(self, record: EventRecord) -> EventRecord:
+        copy = dict(record)
+        copy["object"] = dict(record["object"])
+        return cast(EventRecord, copy)
+
+    def _hook_result(self, hook: Any, record: EventRecord, result: Any) -> EventRecord:
+        if result is None:
+            return record
+        if isinstance(result, Mapping) and isinstance(result.get("message"), str):
+            merged = dict(record)
+            merged.update(result)
+            return cast(EventRecord, merged)
+        self._log_once(
+            ("hook-type", id(hook), record["rule"]),
+            "richprogress: format_hook returned %s for an event (rule %s); expected a record "
+            "with a str message, or None. Using the default record.",
+            type(result).__name__,
+            record["rule"],
+            exc_info=False,
+        )
+        return record
+
+    def _hook_failed(self, hook: Any, record: EventRecord) -> None:
+        self._log_once(
+            ("hook", id(hook), record["rule"]),
+            "richprogress: format_hook %r raised for an event (reason %s, rule %s, message %.200r); "
+            "using the default record",
+            hook,
+            record["reason"],
+            record["rule"],
+            record["raw_message"],
+        )
+
+    def format_event(self, event: Mapping[str, Any], spawner: Any = None) -> EventRecord:
+        """Format one event into an EventRecord. Never raises.
+
+        Applies a sync ``format_hook``; an async hook cannot be awaited here, so its result
+        is closed, logged once, and the default record is used (call ``format_event_async``
+        from async code).
+        """
+        record = self._default_record(event)
+        hook = self.format_hook
+        if hook is None:
+            return record
+        try:
+            result = hook(spawner, event, self._copy(record))
+        except Exception:
+            self._hook_failed(hook, record)
+            return record
+        if inspect.isawaitable(result):
+            close = getattr(result, "close", None)
+            if callable(close):
+                close()
+            self._log_once(
+                ("hook-async", id(hook)),
+                "richprogress: format_hook %r is async but was called from sync code "
+                "(format_event); using default records there. Use format_event_async.",
+                hook,
+                exc_info=False,
+            )
+            return record
+        return self._hook_result(hook, record, result)
+
+    async def format_event_async(self, event: Mapping[str, Any], spawner: Any = None) -> EventRecord:
+        """Like ``format_event``, but awaits an async ``format_hook``. Never raises."""
+        record = self._default_record(event)
+        hook = self.format_hook
+        if hook is None:
+            return record
+        try:
+            result = hook(spawner, event, self._copy(record))
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception:
+            self._hook_failed(hook, record)
+            return record
+        return self._hook_result(hook, record, result)
+
+    def format_message(
+        self, message: str, *, id: str | None = None, timestamp: str | None = None
+    ) -> EventRecord:
+        """A record (type ``Custom``) for a progress message that is not a Kubernetes event.
+
+        Rules are applied to the message (match field ``message``; ``type`` is "Custom").
+        The hook is not called: there is no event to give it.
+        """
+        try:
+            return self._build(normalize_message(message, id=id, timestamp=timestamp))
+        except Exception:
+            self._log_once(("format",), "richprogress: formatting a message failed; showing it raw")
+            return self._safe_record({"message": message})
