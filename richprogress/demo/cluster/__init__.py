@@ -1,0 +1,34 @@
+"""A simulated Kubernetes cluster for demos and tests (DESIGN.md contract 5).
+
+An aiohttp server speaking the Kubernetes REST and watch protocol that KubeSpawner 7.1 uses,
+with a simulated kubelet that plays scenario files (real event wording, real status
+changes) and notebook stand-ins on per-pod loopback addresses. Run it alone with
+``python -m richprogress.demo.cluster``, or in-process with ``SimulatedCluster``.
+"""
+
+from .cluster import SimulatedCluster, kubeconfig
+from .scenarios import (
+    REGISTRY_PATH,
+    SCENARIO_ANNOTATION,
+    SCENARIO_DIR,
+    Scenario,
+    ScenarioError,
+    load_scenarios,
+    normalize_image,
+    registry_has,
+    scenario_names,
+)
+
+__all__ = [
+    "REGISTRY_PATH",
+    "SCENARIO_ANNOTATION",
+    "SCENARIO_DIR",
+    "Scenario",
+    "ScenarioError",
+    "SimulatedCluster",
+    "kubeconfig",
+    "load_scenarios",
+    "normalize_image",
+    "registry_has",
+    "scenario_names",
+]

@@ -1,0 +1,496 @@
+"""The simulated kubelet (and scheduler, autoscaler, volume controllers): plays scenarios.
+
+For each created pod it picks a scenario and plays its steps in simulated time (delays are
+divided by the cluster's speed): it emits Kubernetes Events (a repeated event keeps its uid,
+its count grows, and watchers see MODIFIED) and moves the pod's status. When the pod becomes
+Running and ready, it gets its own loopback IP (127.0.0.2, 127.0.0.3, ...) and a notebook
+stand-in listens there. Deleting a pod stops all of that: a Killing event if containers
+ran, ``deletionTimestamp``, then after a short grace the DELETED watch event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .notebook import NotebookStandIn, pod_env
+from .scenarios import (
+    SCENARIO_ANNOTATION,
+    Scenario,
+    choose_scenario,
+    expand,
+    normalize_image,
+)
+from .store import NotFound, Obj, ObjectStore, utc_now_micros, utc_now_seconds
+
+log = logging.getLogger(__name__)
+
+# A deleted pod disappears after min(gracePeriodSeconds, this) simulated seconds.
+MAX_GRACE_SECONDS = 2.0
+IP_PREFIX = "127.0.0."
+IP_RANGE = range(2, 255)
+
+
+@dataclass(eq=False)
+class PodRun:
+    """What the kubelet knows about one pod it is playing a scenario for."""
+
+    namespace: str
+    name: str
+    uid: str
+    scenario: Scenario
+    values: dict[str, str]
+    task: asyncio.Task[None] | None = None
+    standin: NotebookStandIn | None = None
+    ip: str | None = None
+    started: bool = False  # some container has run: deletion emits Killing
+    events: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (ns, name)
+    restart_count: int = 0
+    last_state: dict[str, Any] = field(default_factory=dict)
+
+
+class SimulatedKubelet:
+    """Moves pods through their scenario; implements ``api.PodLifecycle``."""
+
+    def __init__(
+        self,
+        store: ObjectStore,
+        scenarios: dict[str, Scenario],
+        registry: frozenset[str],
+        speed: Callable[[], float],
+        forget_events_on_delete: bool = False,
+    ) -> None:
+        self.store = store
+        self.scenarios = scenarios
+        self.registry = registry
+        self._speed = speed
+        self.forget_events_on_delete = forget_events_on_delete
+        self.runs: dict[tuple[str, str], PodRun] = {}
+        self._used_ips: set[str] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- time ------------------------------------------------------------------------
+    async def sleep(self, simulated_seconds: float) -> None:
+        speed = self._speed() or 1.0
+        await asyncio.sleep(max(0.0, simulated_seconds) / speed)
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- pod creation ----------------------------------------------------------------
+    def pod_created(self, pod: Obj) -> None:
+        meta = pod["metadata"]
+        name = choose_scenario(pod, self.scenarios, self.registry)
+        wanted = (meta.get("annotations") or {}).get(SCENARIO_ANNOTATION)
+        if wanted and wanted != name:
+            log.warning("pod %s asks for unknown scenario %r; playing %r", meta["name"], wanted, name)
+        scenario = self.scenarios[name]
+        run = PodRun(meta["namespace"], meta["name"], meta["uid"], scenario, self._values(pod, scenario))
+        self.runs[(run.namespace, run.name)] = run
+        run.task = self._spawn(self._play(run))
+        log.info("pod %s/%s plays scenario %s", run.namespace, run.name, name)
+
+    def _values(self, pod: Obj, scenario: Scenario) -> dict[str, str]:
+        meta, spec = pod["metadata"], pod.get("spec") or {}
+        container = (spec.get("containers") or [{}])[0]
+        image = str(container.get("image", ""))
+        labels = meta.get("labels") or {}
+        env = pod_env(pod)
+        user = env.get("JUPYTERHUB_USER") or labels.get("hub.jupyter.org/username", "")
+        claim = ""
+        for volume in spec.get("volumes") or []:
+            pvc = volume.get("persistentVolumeClaim") if isinstance(volume, dict) else None
+            if pvc and pvc.get("claimName"):
+                claim = pvc["claimName"]
+                break
+        if not claim:
+            base = meta["name"].removeprefix("jupyter-")
+            claim = f"claim-{base}"
+        values = {
+            "node": "sim-node-1",
+            **scenario.vars,
+            "pod": meta["name"],
+            "namespace": meta["namespace"],
+            "pod_uid": meta["uid"],
+            "user": user,
+            "image": image,
+            "image_ref": normalize_image(image) if image else "",
+            "container": str(container.get("name", "notebook")),
+            "scheduler": str(spec.get("schedulerName") or "default-scheduler"),
+            "claim": claim,
+            "volume": f"pvc-{uuid.uuid4()}",
+        }
+        # Scenario vars may themselves use pod values (e.g. "{namespace}").
+        return {key: expand(value, values) for key, value in values.items()}
+
+    # -- playing ---------------------------------------------------------------------
+    async def _play(self, run: PodRun) -> None:
+        scenario = run.scenario
+        try:
+            for step in scenario.steps:
+                await self._step(run, step, step.get("delay", 0))
+            loop = scenario.loop
+            iteration = 0
+            while loop is not None:
+                iteration += 1
+                factor = float(loop.get("delay_factor", 1.0)) ** iteration
+                cap = float(loop.get("max_delay", 300.0))
+                for step in scenario.steps[loop["from"] :]:
+                    await self._step(run, step, min(step.get("delay", 0) * factor, cap))
+        except asyncio.CancelledError:
+            raise
+        except NotFound:
+            return  # the pod went away under us
+        except Exception:
+            log.exception("scenario %s failed for pod %s", scenario.name, run.name)
+
+    async def _step(self, run: PodRun, step: dict[str, Any], delay: float) -> None:
+        await self.sleep(delay)
+        if (run.namespace, run.name) not in self.runs:
+            raise NotFound(run.name)
+        for spec in step.get("events", []):
+            self.emit_event(run, spec)
+        if "pvc" in step:
+            self._set_pvc_phase(run, step["pvc"]["phase"])
+        if "pod" in step:
+            await self._apply_pod(run, step["pod"])
+
+    # -- events ----------------------------------------------------------------------
+    def emit_event(self, run: PodRun, spec: dict[str, Any]) -> Obj:
+        """Emit one event of the scenario; a key seen before repeats that event."""
+        values = run.values
+        key = spec.get("key")
+        if key and key in run.events:
+            ns, name = run.events[key]
+            if self.store.find("events", ns, name) is not None:
+                return self.store.update("events", ns, name, _repeat)
+        obj_kind = spec.get("object", "Pod")
+        if obj_kind == "Pod":
+            involved_name, involved_uid = run.name, run.uid
+            pod = self.store.find("pods", run.namespace, run.name)
+            involved_rv = pod["metadata"]["resourceVersion"] if pod else ""
+        else:
+            involved_name = values["claim"]
+            pvc = self.store.find("persistentvolumeclaims", run.namespace, involved_name)
+            involved_uid = pvc["metadata"]["uid"] if pvc else str(uuid.uuid5(uuid.NAMESPACE_URL, involved_name))
+            involved_rv = pvc["metadata"]["resourceVersion"] if pvc else ""
+        involved: dict[str, Any] = {
+            "kind": obj_kind,
+            "namespace": run.namespace,
+            "name": involved_name,
+            "uid": involved_uid,
+            "apiVersion": "v1",
+            "resourceVersion": involved_rv,
+        }
+        if "fieldPath" in spec:
+            involved["fieldPath"] = expand(spec["fieldPath"], values)
+        component = expand(spec["component"], values)
+        instance = expand(spec.get("instance", "{node}" if component == "kubelet" else ""), values)
+        event = build_event(
+            namespace=run.namespace,
+            involved=involved,
+            reason=expand(spec["reason"], values),
+            message=expand(spec["message"], values),
+            event_type=spec.get("type", "Normal"),
+            component=component,
+            instance=instance,
+            api=spec.get("api", "core"),
+            action=spec.get("action"),
+        )
+        created = self.store.create("events", event)
+        if key:
+            run.events[key] = (run.namespace, created["metadata"]["name"])
+        return created
+
+    # -- pod status ------------------------------------------------------------------
+    async def _apply_pod(self, run: PodRun, change: dict[str, Any]) -> None:
+        pod = self.store.get("pods", run.namespace, run.name)
+        phase = change.get("phase", pod["status"].get("phase", "Pending"))
+        container = change.get("container")
+        ready = bool(container and container["state"] == "running" and container.get("ready", True))
+        if container and container["state"] in ("running", "terminated"):
+            run.started = True
+        if phase == "Running" and run.ip is None:
+            await self._assign_ip(run, pod, start_standin=ready and phase == "Running")
+        elif ready and phase == "Running" and run.standin is None:
+            await self._start_standin(run, pod, run.ip)
+        if not ready and run.standin is not None:
+            await run.standin.stop()
+            run.standin = None
+
+        def mutate(obj: Obj) -> None:
+            self._mutate_status(run, obj, change, phase, ready)
+
+        self.store.update("pods", run.namespace, run.name, mutate)
+
+    def _mutate_status(
+        self, run: PodRun, pod: Obj, change: dict[str, Any], phase: str, ready: bool
+    ) -> None:
+        status = pod.setdefault("status", {})
+        now = utc_now_seconds()
+        status["phase"] = phase
+        conditions = {c["type"]: c for c in status.get("conditions", [])}
+
+        def condition(kind: str, value: bool, reason: str | None = None, message: str | None = None) -> None:
+            old = conditions.get(kind)
+            text = "True" if value else "False"
+            entry: dict[str, Any] = {
+                "type": kind,
+                "status": text,
+                "lastProbeTime": None,
+                "lastTransitionTime": old["lastTransitionTime"] if old and old["status"] == text else now,
+            }
+            if reason:
+                entry["reason"] = reason
+            if message:
+                entry["message"] = message
+            conditions[kind] = entry
+
+        if "unschedulable" in change:
+            condition("PodScheduled", False, "Unschedulable", expand(change["unschedulable"], run.values))
+        if change.get("scheduled"):
+            condition("PodScheduled", True)
+            pod["spec"]["nodeName"] = run.values["node"]
+            status["hostIP"] = "10.0.0.10"
+            status["hostIPs"] = [{"ip": "10.0.0.10"}]
+            status.setdefault("startTime", now)
+            condition("Initialized", True)
+        if run.ip is not None and phase == "Running":
+            status["podIP"] = run.ip
+            status["podIPs"] = [{"ip": run.ip}]
+        spec_container = change.get("container")
+        if spec_container is not None:
+            status["containerStatuses"] = [
+                self._container_status(run, c, spec_container, ready)
+                for c in pod["spec"].get("containers", [])
+            ]
+            if spec_container.get("restarted"):
+                run.restart_count += 1
+            condition("ContainersReady", ready, None if ready else "ContainersNotReady",
+                      None if ready else f"containers with unready status: [{run.values['container']}]")
+            condition("Ready", ready, None if ready else "ContainersNotReady",
+                      None if ready else f"containers with unready status: [{run.values['container']}]")
+        order = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
+        status["conditions"] = [conditions[k] for k in order if k in conditions]
+
+    def _container_status(
+        self, run: PodRun, container: Obj, change: dict[str, Any], ready: bool
+    ) -> Obj:
+        now = utc_now_seconds()
+        state_name = change["state"]
+        state: dict[str, Any] = {}
+        if state_name == "running":
+            state["startedAt"] = now
+        elif state_name == "waiting":
+            state["reason"] = change.get("reason", "ContainerCreating")
+            if "message" in change:
+                state["message"] = expand(change["message"], run.values)
+        else:
+            state.update(
+                {
+                    "exitCode": int(change.get("exitCode", 0)),
+                    "reason": change.get("reason", "Completed"),
+                    "startedAt": now,
+                    "finishedAt": now,
+                    "containerID": f"containerd://{secrets.token_hex(32)}",
+                }
+            )
+            run.last_state = {"terminated": dict(state)}
+        restarts = run.restart_count + (1 if change.get("restarted") else 0)
+        status: dict[str, Any] = {
+            "name": container.get("name", "notebook"),
+            "image": container.get("image", ""),
+            "imageID": "",
+            "ready": ready,
+            "restartCount": restarts,
+            "started": state_name == "running",
+            "state": {state_name: state},
+            "lastState": dict(run.last_state) if state_name != "terminated" else {},
+        }
+        if run.started:
+            status["imageID"] = f"{normalize_image(status['image']).rsplit(':', 1)[0]}@sha256:{secrets.token_hex(32)}"
+            status["containerID"] = f"containerd://{secrets.token_hex(32)}"
+        return status
+
+    def _set_pvc_phase(self, run: PodRun, phase: str) -> None:
+        claim = run.values["claim"]
+        if self.store.find("persistentvolumeclaims", run.namespace, claim) is None:
+            return
+
+        def mutate(obj: Obj) -> None:
+            obj.setdefault("status", {})["phase"] = phase
+            if phase == "Bound":
+                obj.setdefault("spec", {})["volumeName"] = run.values["volume"]
+
+        self.store.update("persistentvolumeclaims", run.namespace, claim, mutate)
+
+    # -- addresses and stand-ins -----------------------------------------------------
+    async def _assign_ip(self, run: PodRun, pod: Obj, start_standin: bool) -> None:
+        for last in IP_RANGE:
+            ip = f"{IP_PREFIX}{last}"
+            if ip in self._used_ips:
+                continue
+            if start_standin:
+                try:
+                    await self._start_standin(run, pod, ip)
+                except OSError:
+                    continue  # someone else (another test run?) listens there
+            self._used_ips.add(ip)
+            run.ip = ip
+            return
+        raise RuntimeError("no free loopback address for a simulated pod")
+
+    async def _start_standin(self, run: PodRun, pod: Obj, ip: str | None) -> None:
+        if ip is None:
+            return
+        standin = NotebookStandIn(pod, ip)
+        await standin.start()
+        run.standin = standin
+        log.info("notebook stand-in for %s listens on %s", run.name, standin.url)
+
+    # -- deletion --------------------------------------------------------------------
+    def delete_pod(self, namespace: str, name: str, grace_seconds: float | None) -> Obj:
+        pod = self.store.get("pods", namespace, name)
+        run = self.runs.get((namespace, name))
+        grace = MAX_GRACE_SECONDS if grace_seconds is None else min(grace_seconds, MAX_GRACE_SECONDS)
+        if run is not None and run.task is not None:
+            run.task.cancel()
+            run.task = None
+        if "deletionTimestamp" not in pod["metadata"]:
+            if run is not None and run.started:
+                self.emit_event(
+                    run,
+                    {
+                        "reason": "Killing",
+                        "message": "Stopping container {container}",
+                        "component": "kubelet",
+                        "fieldPath": "spec.containers{{container}}",
+                    },
+                )
+
+            def mark(obj: Obj) -> None:
+                obj["metadata"]["deletionTimestamp"] = utc_now_seconds()
+                obj["metadata"]["deletionGracePeriodSeconds"] = int(grace)
+
+            pod = self.store.update("pods", namespace, name, mark)
+        if grace <= 0:
+            self._spawn(self._finish_delete(namespace, name, pod["metadata"]["uid"], 0.0))
+        else:
+            self._spawn(self._finish_delete(namespace, name, pod["metadata"]["uid"], grace))
+        return pod
+
+    async def _finish_delete(self, namespace: str, name: str, uid: str, grace: float) -> None:
+        await self.sleep(grace)
+        pod = self.store.find("pods", namespace, name)
+        if pod is None or pod["metadata"]["uid"] != uid:
+            return  # already gone (a second delete finished first)
+        run = self.runs.pop((namespace, name), None)
+        if run is not None:
+            await self._release(run)
+        self.store.delete("pods", namespace, name)
+        self._collect_garbage(namespace, uid)
+
+    async def _release(self, run: PodRun) -> None:
+        if run.task is not None:
+            run.task.cancel()
+            run.task = None
+        if run.standin is not None:
+            await run.standin.stop()
+            run.standin = None
+        if run.ip is not None:
+            self._used_ips.discard(run.ip)
+            run.ip = None
+
+    def _collect_garbage(self, namespace: str, uid: str) -> None:
+        # Services and secrets owned by the pod go with it, as Kubernetes' GC does.
+        for resource in ("services", "secrets"):
+            for obj in self.store.list(resource, namespace):
+                owners = obj["metadata"].get("ownerReferences") or []
+                if any(owner.get("uid") == uid for owner in owners):
+                    self.store.delete(resource, namespace, obj["metadata"]["name"])
+        if self.forget_events_on_delete:
+            for event in self.store.list("events", namespace):
+                if event.get("involvedObject", {}).get("uid") == uid:
+                    self.store.delete("events", namespace, event["metadata"]["name"])
+
+    async def stop(self) -> None:
+        """Stop every playback, deletion and stand-in."""
+        for run in list(self.runs.values()):
+            await self._release(run)
+        self.runs.clear()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def build_event(
+    *,
+    namespace: str,
+    involved: dict[str, Any],
+    reason: str,
+    message: str,
+    event_type: str = "Normal",
+    component: str = "kubelet",
+    instance: str = "",
+    api: str = "core",
+    action: str | None = None,
+) -> Obj:
+    """A core/v1 Event as the API server returns it, stamped with the current time.
+
+    ``api="core"``: the kubelet's style (count, first/lastTimestamp, ``eventTime`` null).
+    ``api="events.k8s.io"``: the scheduler's style (``eventTime`` with microseconds,
+    ``firstTimestamp``/``lastTimestamp`` null, no count; repeats carry ``series``).
+    """
+    name = f"{involved['name']}.{secrets.token_hex(8)}"
+    event: dict[str, Any] = {
+        "kind": "Event",
+        "apiVersion": "v1",
+        "metadata": {"name": name, "namespace": namespace},
+        "involvedObject": involved,
+        "reason": reason,
+        "message": message,
+        "type": event_type,
+        "reportingComponent": component,
+        "reportingInstance": instance,
+    }
+    if api == "events.k8s.io":
+        event.update(
+            {"source": {}, "firstTimestamp": None, "lastTimestamp": None, "eventTime": utc_now_micros()}
+        )
+        event["action"] = action or reason
+    else:
+        now = utc_now_seconds()
+        source = {"component": component}
+        if component == "kubelet" and instance:
+            source["host"] = instance
+        event.update(
+            {
+                "source": source,
+                "firstTimestamp": now,
+                "lastTimestamp": now,
+                "count": 1,
+                "eventTime": None,
+            }
+        )
+        if action:
+            event["action"] = action
+    return event
+
+
+def _repeat(event: Obj) -> None:
+    """Mutate a stored event into its next occurrence (same uid, count + 1)."""
+    if event.get("eventTime") and event.get("lastTimestamp") is None:
+        series = event.get("series") or {"count": 1}
+        event["series"] = {"count": int(series["count"]) + 1, "lastObservedTime": utc_now_micros()}
+    else:
+        event["count"] = int(event.get("count") or 1) + 1
+        event["lastTimestamp"] = utc_now_seconds()

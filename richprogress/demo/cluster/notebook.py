@@ -1,0 +1,102 @@
+"""A stand-in for a user's notebook server, started by the simulated kubelet.
+
+When a simulated pod becomes Running and ready, a tiny aiohttp server listens on the pod's
+IP and notebook port, so that JupyterHub's readiness check (``GET <prefix>api``, any status
+below 500) passes and the proxy has something to route the user to. It serves plain text:
+"simulated notebook server for <user>". It is stopped when the pod is deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from typing import Any
+
+from aiohttp import web
+
+try:  # the hub only warns when this header is missing; send it when we can
+    from jupyterhub import __version__ as _HUB_VERSION
+except ImportError:  # pragma: no cover - jupyterhub is a dependency of the demo
+    _HUB_VERSION = "0"
+
+
+def pod_env(pod: dict[str, Any]) -> dict[str, str]:
+    """The environment of the pod's first container, as a dict."""
+    containers = pod.get("spec", {}).get("containers") or [{}]
+    env: dict[str, str] = {}
+    for item in containers[0].get("env") or []:
+        if isinstance(item, dict) and "name" in item and isinstance(item.get("value"), str):
+            env[item["name"]] = item["value"]
+    return env
+
+
+def notebook_port(pod: dict[str, Any]) -> int:
+    """The pod's ``notebook-port`` containerPort (KubeSpawner's name), else 8888."""
+    for container in pod.get("spec", {}).get("containers") or []:
+        ports = container.get("ports") or []
+        for port in ports:
+            if port.get("name") == "notebook-port":
+                return int(port["containerPort"])
+        if ports:
+            return int(ports[0]["containerPort"])
+    return 8888
+
+
+class NotebookStandIn:
+    """One stand-in server for one pod; ``start()`` raises OSError if the address is taken."""
+
+    def __init__(self, pod: dict[str, Any], ip: str) -> None:
+        env = pod_env(pod)
+        labels = pod.get("metadata", {}).get("labels") or {}
+        self.user = env.get("JUPYTERHUB_USER") or labels.get("hub.jupyter.org/username", "")
+        self.prefix = env.get("JUPYTERHUB_SERVICE_PREFIX") or f"/user/{self.user}/"
+        self.ip = ip
+        self.port = notebook_port(pod)
+        self.pod_name = pod.get("metadata", {}).get("name", "")
+        self._runner: web.AppRunner | None = None
+        self.requests: list[str] = []  # paths served, for tests
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.ip}:{self.port}"
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        # Bind a socket ourselves so a busy address fails here, at once, with OSError.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # Allows rebinding right after a previous stand-in closed (TIME_WAIT); two live
+        # listeners on one address still conflict on Linux, which is what we want.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.ip, self.port))
+        except OSError:
+            sock.close()
+            await runner.cleanup()
+            raise
+        site = web.SockSite(runner, sock)
+        await site.start()
+        self._runner = runner
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        self.requests.append(request.path)
+        headers = {"X-JupyterHub-Version": _HUB_VERSION}
+        path = request.path
+        if not (path + "/").startswith(self.prefix):
+            return web.Response(status=404, text="not found\n", headers=headers)
+        rest = path[len(self.prefix) :]
+        if rest == "api" or rest.startswith("api/"):
+            body = {"version": "simulated", "user": self.user, "pod": self.pod_name}
+            return web.Response(text=json.dumps(body), content_type="application/json", headers=headers)
+        return web.Response(
+            text=f"simulated notebook server for {self.user}\n",
+            content_type="text/plain",
+            headers=headers,
+        )

@@ -1,0 +1,56 @@
+"""Helpers to run the real KubeSpawner against the simulated cluster in tests.
+
+- ``running_cluster(tmp_path, speed=..., **options)``: async context manager; starts a
+  ``SimulatedCluster`` on 127.0.0.1, writes a kubeconfig and points ``KUBECONFIG`` at it
+  (KubeSpawner's ``load_config`` needs a loadable one), and on exit stops KubeSpawner's
+  class-wide reflectors and the cluster, restoring the environment.
+- ``fake_user(name)``: the few attributes KubeSpawner reads from a JupyterHub user.
+- ``make_kubespawner(cluster, name, **traits)``: a standalone ``KubeSpawner(_mock=True)``
+  whose API host is the cluster.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from richprogress.demo.cluster import SimulatedCluster
+
+
+def fake_user(name: str, user_id: int = 1) -> SimpleNamespace:
+    return SimpleNamespace(name=name, id=user_id, url=f"/user/{name}/", escaped_name=name)
+
+
+def make_kubespawner(cluster: SimulatedCluster, name: str, **traits: Any) -> Any:
+    from kubespawner import KubeSpawner
+
+    traits.setdefault("start_timeout", 20)
+    return KubeSpawner(_mock=True, user=fake_user(name), k8s_api_host=cluster.url, **traits)
+
+
+@asynccontextmanager
+async def running_cluster(
+    tmp_path: Path, speed: float = 20.0, **options: Any
+) -> AsyncIterator[SimulatedCluster]:
+    cluster = SimulatedCluster(speed, **options)
+    await cluster.start()
+    kubeconfig = cluster.write_kubeconfig(tmp_path / "kubeconfig.json")
+    previous = os.environ.get("KUBECONFIG")
+    os.environ["KUBECONFIG"] = str(kubeconfig)
+    try:
+        yield cluster
+    finally:
+        try:
+            from kubespawner import KubeSpawner
+
+            await KubeSpawner._stop_all_reflectors()
+        finally:
+            await cluster.stop()
+            if previous is None:
+                os.environ.pop("KUBECONFIG", None)
+            else:
+                os.environ["KUBECONFIG"] = previous
