@@ -100,7 +100,7 @@ def _failure(
     return _Failure(
         name,
         frozenset(reasons.split()),
-        re.compile(pattern, re.IGNORECASE) if pattern else None,
+        re.compile(pattern, re.IGNORECASE | re.DOTALL) if pattern else None,
         weight,
         phase,
         hint,
@@ -114,17 +114,33 @@ _FAILURES: tuple[_Failure, ...] = (
     _failure(
         "image-rate-limited",
         "Failed",
-        r"toomanyrequests|429 Too Many Requests|rate limit",
+        r"Failed to pull image.*?(toomanyrequests|too many requests|rate limit|\b429\b)",
         85,
         "image",
         HINT_RETRY,
     ),
     _failure(
         "image-not-found",
-        "Failed InspectFailed ErrImageNeverPull",
-        r"not ?found|manifest unknown|does not exist|pull access denied|unauthorized|"
-        r"failed to authorize|forbidden|invalid reference format|InvalidImageName|"
-        r"ErrImageNeverPull|couldn't parse image",
+        "Failed",
+        r"Failed to pull image.*?(not ?found|manifest unknown|name unknown|does not exist|"
+        r"access denied|unauthorized|failed to authorize|forbidden|authentication required|"
+        r"\b40[013]\b)",
+        90,
+        "image",
+        HINT_IMAGE_NAME,
+    ),
+    _failure(
+        "image-invalid",
+        "InspectFailed InvalidImageName ErrImageNeverPull",
+        None,
+        90,
+        "image",
+        HINT_IMAGE_NAME,
+    ),
+    _failure(
+        "image-invalid",
+        "Failed",
+        r"Error: (InvalidImageName|ErrImageNeverPull)",
         90,
         "image",
         HINT_IMAGE_NAME,
@@ -216,7 +232,8 @@ _SPAWN_FAILED_PREFIX = re.compile(r"^\s*(spawn failed\s*:?\s*)+", re.IGNORECASE)
 
 def _classify(record: Mapping[str, Any]) -> _Failure | None:
     reason = record.get("reason") or ""
-    raw = f"{record.get('raw_message') or ''} {record.get('message') or ''}"
+    # The event's own words: rules may reword the sentence in any way.
+    raw = str(record.get("raw_message") or record.get("message") or "")
     for failure in _FAILURES:
         if failure.reasons and reason not in failure.reasons:
             continue

@@ -1,0 +1,226 @@
+"""Plain-text renderings of records: the terminal timeline and the "Copy details" report.
+
+Used by ``richprogress explain`` and by the failure page's "Copy details" (through the
+timeline's text endpoint). Plain text only: no HTML, and ANSI colors only when asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .diagnose import Diagnosis, diagnose, fold_records, is_fold, step_durations, time_order
+from .records import PHASE_LABELS, EventRecord
+from .timeline import parse_timestamp
+
+_ANSI = {"warning": "\x1b[33m", "error": "\x1b[31m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
+_RESET = "\x1b[0m"
+
+
+def format_clock(seconds: float | None) -> str:
+    """A since-spawn clock: ``+0:07``, ``+2:31``, ``+1:02:03``; "" when unknown."""
+    if seconds is None:
+        return ""
+    total = max(0, int(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"+{hours}:{minutes:02d}:{secs:02d}"
+    return f"+{minutes}:{secs:02d}"
+
+
+def format_duration(seconds: float | None) -> str:
+    """A duration for people: ``7 s``, ``2 min 31 s``, ``1 h 02 min``; "" when unknown."""
+    if seconds is None:
+        return ""
+    total = max(0, round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    if minutes:
+        return f"{minutes} min {secs:02d} s"
+    return f"{secs} s"
+
+
+def format_utc_time(timestamp: str | None) -> str:
+    """``HH:MM:SS`` in UTC of a record timestamp; ``--:--:--`` when it has none."""
+    moment = parse_timestamp(timestamp)
+    return moment.strftime("%H:%M:%S") if moment else "--:--:--"
+
+
+def format_utc(timestamp: str | None) -> str:
+    """``YYYY-MM-DD HH:MM:SS UTC``; "" when absent or unreadable."""
+    moment = parse_timestamp(timestamp)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else ""
+
+
+def format_object(record: Mapping[str, Any]) -> str:
+    """``Pod/jupyter-alice[notebook]``, or the parts of it the record has."""
+    obj = record.get("object") or {}
+    kind, name, container = obj.get("kind"), obj.get("name"), obj.get("container")
+    text = "/".join(str(part) for part in (kind, name) if part)
+    if container:
+        text += f"[{container}]"
+    return text
+
+
+def _one_line(text: Any) -> str:
+    # A sentence spanning lines would break the columns (and could fake a row).
+    return " ".join(str(text or "").split())
+
+
+def _paint(text: str, style: str | None, color: bool) -> str:
+    if not color or style not in _ANSI:
+        return text
+    return f"{_ANSI[style]}{text}{_RESET}"
+
+
+def _record_columns(record: Mapping[str, Any]) -> list[str]:
+    count = record.get("count") or 1
+    sentence = _one_line(record.get("message") or record.get("raw_message"))
+    if isinstance(count, int) and count > 1:
+        sentence += f"  x{count}"
+    return [
+        format_utc_time(record.get("first_timestamp") or record.get("timestamp")),
+        format_clock(record.get("since_spawn")),
+        _one_line(record.get("type")),
+        _one_line(record.get("reason")),
+        _one_line(format_object(record)),
+        sentence,
+    ]
+
+
+def _fold_line(fold: Mapping[str, Any]) -> str:
+    span = ""
+    first, last = fold.get("first"), fold.get("last")
+    if first is not None and last is not None:
+        span = f", {format_clock(first)} to {format_clock(last)}"
+    else:
+        start = format_utc_time(fold.get("first_timestamp"))
+        end = format_utc_time(fold.get("last_timestamp"))
+        if start != "--:--:--":
+            span = f", {start} to {end}"
+    folded = fold.get("folded")
+    noun = "event" if folded == 1 else "events"
+    if fold.get("reason") and fold.get("message") is not None:
+        what = f"{noun} alike ({_one_line(fold['reason'])})"
+    elif fold.get("reason"):
+        what = f"{_one_line(fold['reason'])} {noun}"
+    else:
+        what = noun
+    return f"... {folded} more {what}{span} (folded)"
+
+
+def render_timeline_text(
+    records: Sequence[EventRecord],
+    *,
+    diagnosis: Diagnosis | None = None,
+    color: bool = False,
+    keep: int = 0,
+) -> str:
+    """A readable timeline, one line per record, in the order given.
+
+    Columns: UTC time, since-spawn clock (when the records carry one), type, reason,
+    object, sentence (``x4`` when it repeated). Consecutive repeats are folded (``keep``
+    also limits the rows, see ``fold_records``). With a ``diagnosis``, ends with "What went
+    wrong" and "What you can do". ``color`` adds ANSI colors by severity.
+    """
+    decisive = diagnosis.get("record_id") if diagnosis else None
+    rows = fold_records(records, keep, decisive_id=decisive)
+    show_clock = any(r.get("since_spawn") is not None for r in records)
+    table: list[tuple[list[str] | str, str | None]] = []
+    for row in rows:
+        if is_fold(row):
+            table.append((_fold_line(row), "dim"))
+            continue
+        columns = _record_columns(row)
+        if not show_clock:
+            del columns[1]
+        severity = row.get("severity")
+        style = "bold" if decisive and row.get("id") == decisive else None
+        table.append((columns, severity if severity in ("warning", "error") else style))
+    widths: list[int] = []
+    for cells, _ in table:
+        if isinstance(cells, list):
+            for i, cell in enumerate(cells[:-1]):
+                if i >= len(widths):
+                    widths.append(0)
+                widths[i] = max(widths[i], len(cell))
+    lines: list[str] = []
+    for cells, style in table:
+        if isinstance(cells, str):
+            lines.append(_paint("  " + cells, style, color))
+            continue
+        padded = [cell.ljust(width) for cell, width in zip(cells, widths, strict=False)]
+        lines.append(_paint("  ".join([*padded, cells[-1]]).rstrip(), style, color))
+    if diagnosis is not None:
+        if lines:
+            lines.append("")
+        lines.append(_paint("What went wrong: ", "bold", color) + _one_line(diagnosis["summary"]))
+        if diagnosis.get("hint"):
+            lines.append(_paint("What you can do: ", "bold", color) + _one_line(diagnosis["hint"]))
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def render_steps_text(steps: Sequence[Mapping[str, Any]]) -> str:
+    """``step_durations`` as aligned lines: label, start clock, duration."""
+    if not steps:
+        return ""
+    width = max(len(str(s["label"])) for s in steps)
+    lines = [
+        f"  {str(s['label']).ljust(width)}  {format_clock(s['start']):>8}  "
+        f"{format_duration(s.get('duration'))}".rstrip()
+        for s in steps
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render_report_text(
+    timeline_dict: Mapping[str, Any],
+    *,
+    user: str,
+    server_name: str,
+    hub_url: str | None = None,
+) -> str:
+    """The plain-text "Copy details" report of one spawn (from ``SpawnTimeline.to_dict()``).
+
+    Who and when first (user, server, start, how long, outcome), then for a failure what
+    went wrong, what to do and the step it died in, then the steps and the full timeline.
+    """
+    records: list[EventRecord] = list(timeline_dict.get("records") or [])
+    outcome = str(timeline_dict.get("outcome") or "unknown")
+    failed = outcome == "failed"
+    diagnosis = diagnose(records, timeline_dict.get("reason")) if failed else None
+    fields: list[tuple[str, str]] = [
+        ("User", user),
+        ("Server", server_name or "(default server)"),
+    ]
+    if hub_url:
+        fields.append(("Hub", hub_url))
+    fields += [
+        ("Started", format_utc(timeline_dict.get("started")) or "unknown"),
+        ("Ran for", format_duration(timeline_dict.get("elapsed")) or "unknown"),
+        ("Outcome", outcome),
+    ]
+    if diagnosis is not None:
+        phase = diagnosis.get("phase")
+        fields.append(("Step it died in", PHASE_LABELS.get(phase or "", phase or "unknown")))
+    width = max(len(label) for label, _ in fields) + 1
+    lines = ["Server start report (richprogress)", ""]
+    lines += [f"{(label + ':').ljust(width)} {_one_line(value)}" for label, value in fields]
+    if diagnosis is not None:
+        lines += ["", f"What went wrong: {_one_line(diagnosis['summary'])}"]
+        if diagnosis.get("hint"):
+            lines.append(f"What you can do: {_one_line(diagnosis['hint'])}")
+    steps = step_durations(records, timeline_dict.get("started"), timeline_dict.get("finished"))
+    if steps:
+        lines += ["", "Steps:", render_steps_text(steps).rstrip("\n")]
+    lines += ["", "Timeline:"]
+    # The report is the full record: no row limit, only repeats folded.
+    timeline = render_timeline_text(time_order(records, first=True))
+    lines.append(timeline.rstrip("\n") if timeline else "  (no events)")
+    dropped = timeline_dict.get("dropped") or 0
+    if dropped:
+        lines.append(f"  ({dropped} older events were not kept)")
+    return "\n".join(lines) + "\n"
