@@ -103,6 +103,12 @@ def _out_of_sentence(resource: str = "", **_: str) -> str:
     return f"The machine chosen for your server did not have enough free {words}"
 
 
+def _oom_sentence(process: str = "", **_: str) -> str:
+    if process:
+        return f"The program {process} ran out of memory and was stopped"
+    return "A program ran out of memory and was stopped"
+
+
 def _evicted_sentence(resource: str = "", **_: str) -> str:
     if resource:
         words = _RESOURCE_WORDS.get(resource.lower(), resource)
@@ -188,7 +194,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     {
         "id": "karpenter-nominated",
         "match": {"reason": r"Nominated\Z",
-                  "message": r"Pod should schedule on:? (?:node: )?(?:nodeclaim/|node/)?(?P<node>\S+)"},
+                  "message": r"Pod should schedule on:? (?:node: )?(?:\w+/)?(?P<node>\S+)"},
         "template": "A new machine ({node}) is being prepared for your server",
         "phase": "scaling",
     },
@@ -330,7 +336,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "id": "image-not-found",
         "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
                   "message": r"(?si)Failed to pull image " + IMAGE
-                             + r".*?(?:not found|manifest unknown|name unknown|repository does not exist)"},
+                             + r".*?(?:: not found|code = NotFound|manifest unknown|name unknown)"},
         "template": "The image {image} for the {container} container does not exist",
         "severity": "error",
         "hint": _PULL_HINT_MISSING,
@@ -341,7 +347,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
                   "message": r"(?si)Failed to pull image " + IMAGE
                              + r".*?(?:access denied|unauthorized|failed to authorize|forbidden"
-                               r"|authentication required|401|403)"},
+                               r"|authentication required|\b401\b|\b403\b)"},
         "template": "The image {image} for the {container} container could not be downloaded: "
         "it does not exist or is private",
         "severity": "error",
@@ -352,7 +358,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "id": "image-rate-limited",
         "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
                   "message": r"(?si)Failed to pull image " + IMAGE
-                             + r".*?(?:toomanyrequests|too many requests|rate limit|429)"},
+                             + r".*?(?:toomanyrequests|too many requests|rate limit)"},
         "template": "The image registry is limiting downloads of {image} right now; the cluster will try again",
         "severity": "warning",
         "hint": "Wait a few minutes. If it keeps happening, ask your administrator "
@@ -473,16 +479,24 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     },
     {
         "id": "out-of-memory",
-        "match": {"reason": r"OOMKill(?:ing|ed)\Z"},
-        "template": "A program ran out of memory and was stopped",
+        "match": {"reason": r"OOMKill(?:ing|ed)\Z",
+                  "message": r"(?:(?s:.*?)Killed process \d+ \((?P<process>[^)]*)\))?"},
+        "template": _oom_sentence,
         "severity": "error",
         "hint": "Your server used more memory than it may. Choose a larger server size, or use less memory.",
         "phase": "starting",
     },
     {
+        "id": "evicted-disk",
+        "match": {"reason": r"Evicted\Z", "message": r"(?:Pod|Container \S+) ephemeral local storage usage exceeds"},
+        "template": "Your server was stopped because it wrote more temporary files than it may",
+        "severity": "error",
+        "hint": "Save large files in your home folder or delete temporary files, then start your server again.",
+    },
+    {
         "id": "evicted",
         "match": {"reason": r"Evicted\Z",
-                  "message": r"(?:The node was low on resource: \[?(?P<resource>[\w./-]+))?"},
+                  "message": r"(?:The node was low on resource: \[?(?P<resource>[\w./-]*[\w/-]))?"},
         "template": _evicted_sentence,
         "severity": "error",
         "hint": "Start your server again. If it keeps happening, ask your administrator.",
