@@ -1,0 +1,87 @@
+"""``python -m richprogress.demo``: a JupyterHub with richprogress on a simulated cluster.
+
+Starts the simulated Kubernetes API, JupyterHub (dummy login, ``RichKubeSpawner``, one
+profile per scenario) and configurable-http-proxy on 127.0.0.1, prints the URL, and runs
+until Ctrl-C or SIGTERM, then stops everything it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from types import FrameType
+
+from .hub import DemoHub, DemoHubError
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m richprogress.demo",
+        description="Run a JupyterHub with richprogress on a simulated Kubernetes cluster.",
+    )
+    parser.add_argument("--port", type=int, default=8000, help="public port (default 8000)")
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=10.0,
+        help="how many times faster than a real cluster the scenarios run (default 10)",
+    )
+    parser.add_argument("--base-url", default="/", help="JupyterHub's base_url (default /)")
+    parser.add_argument(
+        "--start-timeout",
+        type=float,
+        default=None,
+        help="seconds before a spawn gives up (default: from the speed, 30 at speed 10)",
+    )
+    args = parser.parse_args(argv)
+    if args.speed <= 0:
+        parser.error("--speed must be positive")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    stop = threading.Event()
+
+    def _on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    # Ctrl-C and SIGTERM both mean: stop everything, then exit. The children run in their
+    # own process groups, so the terminal's Ctrl-C reaches only us and we stop them in order.
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+
+    hub = DemoHub(
+        port=args.port,
+        speed=args.speed,
+        base_url=args.base_url,
+        start_timeout=args.start_timeout,
+    )
+    print(f"Starting the richprogress demo (speed x{args.speed:g})...", flush=True)
+    try:
+        url = hub.start()
+    except DemoHubError as error:
+        print(f"richprogress demo: {error}", file=sys.stderr, flush=True)
+        return 1
+    try:
+        if stop.is_set():
+            return 130
+        print(
+            f"Open {url} and log in with any name and password.\n"
+            f"Pick a scenario in the spawn form (image-not-found shows a failure).\n"
+            f"Press Ctrl-C to stop. (hub log: {hub.log_path})",
+            flush=True,
+        )
+        while not stop.wait(0.5):
+            pass
+        print("Stopping the demo...", flush=True)
+    finally:
+        hub.stop()
+    print("Stopped.", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,468 @@
+"""DemoHub: a real JupyterHub on 127.0.0.1 wired to the simulated Kubernetes cluster.
+
+One and only purpose: start (and fully stop) the three processes of the demo:
+
+1. the simulated Kubernetes API (``python -m richprogress.demo.cluster``),
+2. JupyterHub with ``richprogress/demo/jupyterhub_config.py``,
+3. configurable-http-proxy, which JupyterHub starts itself.
+
+The launcher (``python -m richprogress.demo``) and the browser tests both use it::
+
+    with DemoHub(speed=10) as hub:
+        print(hub.url)          # e.g. http://127.0.0.1:8000/
+        hub.api_token           # an admin service token for the REST API
+
+Every port is a loopback port; ``stop()`` ends each process it started, by pid (and the
+process group each child leads), and waits for them, so nothing is left running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+
+HOST = "127.0.0.1"
+CONFIG_FILE = Path(__file__).resolve().parent / "jupyterhub_config.py"
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+LISTENING_PREFIX = "richprogress-cluster listening on "
+
+#: Seconds of a spawn that must still succeed at speed 1 (the slowest successful scenario,
+#: scale-up, replays a few minutes of a real cluster). Divided by the speed factor.
+_SLOWEST_SUCCESS_AT_SPEED_1 = 240.0
+
+
+class DemoHubError(RuntimeError):
+    """The demo could not start; the message says what is missing or what failed."""
+
+
+def free_port(host: str = HOST) -> int:
+    """A TCP port that is free on ``host`` right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def find_chp() -> str:
+    """The configurable-http-proxy executable: the repository's node_modules, else PATH.
+
+    Raises DemoHubError with the install command when it cannot be found.
+    """
+    local = _REPO_ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
+    if local.is_file() and os.access(local, os.X_OK):
+        return str(local)
+    found = shutil.which("configurable-http-proxy")
+    if found:
+        return found
+    raise DemoHubError(
+        "configurable-http-proxy was not found (looked in "
+        f"{local.parent} and on PATH). Install it with `npm install` in the repository "
+        "(or `npm install -g configurable-http-proxy`), or run `scripts/dev demo`."
+    )
+
+
+def default_start_timeout(speed: float) -> float:
+    """A spawn timeout long enough for every succeeding scenario at this speed.
+
+    At the default speed (10) that is 30 s, so ``image-not-found`` fails within half a
+    minute; never below 10 s because the hub's readiness polling backs off up to 5 s.
+    """
+    return max(10.0, round(_SLOWEST_SUCCESS_AT_SPEED_1 / max(speed, 0.01) + 6.0, 1))
+
+
+def _descendants(pid: int) -> list[int]:
+    """Pids of every living descendant of ``pid`` (Linux /proc), deepest last."""
+    children: dict[int, list[int]] = {}
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # the command name (field 2) may hold spaces and parentheses: split after the last ')'
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) < 2:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie still answers kill(0); it is dead for our purposes
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
+
+
+def _kill(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class DemoHub:
+    """A JupyterHub + configurable-http-proxy + simulated cluster, as a context manager.
+
+    Args:
+        port: the public (proxy) port; 0 picks a free one.
+        speed: how much faster than a real cluster the scenarios replay.
+        base_url: JupyterHub's ``base_url`` (``/`` or e.g. ``/jh/``).
+        start_timeout: ``c.KubeSpawner.start_timeout`` in seconds; default from the speed.
+        workdir: where the database, cookie secret, kubeconfig and logs go; a temporary
+            folder (removed on stop) when None.
+        extra_config: Python appended to the demo config (loaded after it), for tests.
+        ready_timeout: seconds to wait for the hub to answer before giving up.
+    """
+
+    def __init__(
+        self,
+        port: int = 0,
+        speed: float = 10.0,
+        base_url: str = "/",
+        start_timeout: float | None = None,
+        workdir: str | os.PathLike[str] | None = None,
+        extra_config: str = "",
+        ready_timeout: float = 60.0,
+    ) -> None:
+        if speed <= 0:
+            raise ValueError(f"speed must be positive, not {speed!r}")
+        self.port = port
+        self.speed = float(speed)
+        self.base_url = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
+        self.start_timeout = (
+            float(start_timeout) if start_timeout is not None else default_start_timeout(speed)
+        )
+        self._own_workdir = workdir is None
+        self._workdir_arg = Path(workdir) if workdir is not None else None
+        self.extra_config = extra_config
+        self.ready_timeout = ready_timeout
+        #: an admin service token (scopes: admin:users, admin:servers, read/access:servers)
+        self.api_token = secrets.token_hex(24)
+        self.workdir: Path | None = None
+        self.url = ""
+        self.cluster_url = ""
+        self._cluster: subprocess.Popen[bytes] | None = None
+        self._hub: subprocess.Popen[bytes] | None = None
+        self._log_files: list[object] = []
+        self._known_pids: set[int] = set()
+
+    # -- paths ---------------------------------------------------------------------------
+
+    @property
+    def log_path(self) -> Path:
+        """JupyterHub's log (stdout and stderr, including CHP's)."""
+        return self._require_workdir() / "jupyterhub.log"
+
+    @property
+    def cluster_log_path(self) -> Path:
+        """The simulated cluster's log."""
+        return self._require_workdir() / "cluster.log"
+
+    @property
+    def pids(self) -> list[int]:
+        """Pids of every process this hub started that is still alive (for leak checks)."""
+        return sorted(pid for pid in self._known_pids | set(self._collect_pids()) if _alive(pid))
+
+    def _require_workdir(self) -> Path:
+        if self.workdir is None:
+            raise DemoHubError("DemoHub has not been started")
+        return self.workdir
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def __enter__(self) -> DemoHub:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> str:
+        """Start cluster, hub and proxy; return the hub's public URL once it answers."""
+        if self._hub is not None:
+            return self.url
+        chp = find_chp()  # fail before starting anything
+        if self._own_workdir:
+            self.workdir = Path(tempfile.mkdtemp(prefix="richprogress-demo-"))
+        else:
+            assert self._workdir_arg is not None
+            self.workdir = self._workdir_arg
+            self.workdir.mkdir(parents=True, exist_ok=True)
+        try:
+            self._start_cluster()
+            self._start_hub(chp)
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self.url
+
+    def _start_cluster(self) -> None:
+        workdir = self._require_workdir()
+        kubeconfig = workdir / "kubeconfig"
+        log = open(self.cluster_log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self._log_files.append(log)
+        self._cluster = subprocess.Popen(
+            [
+                sys.executable,
+                "-u",
+                "-m",
+                "richprogress.demo.cluster",
+                "--host",
+                HOST,
+                "--port",
+                "0",
+                "--speed",
+                repr(self.speed),
+                "--kubeconfig",
+                str(kubeconfig),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+            cwd=workdir,
+            # its own process group: a Ctrl-C in the launcher's terminal reaches only the
+            # launcher, which then stops everything in order
+            start_new_session=True,
+        )
+        self._known_pids.add(self._cluster.pid)
+        assert self._cluster.stdout is not None
+        line = self._read_line(self._cluster, timeout=30.0)
+        if not line.startswith(LISTENING_PREFIX):
+            raise DemoHubError(
+                "the simulated cluster did not start "
+                f"(first line: {line!r}); see {self.cluster_log_path}"
+            )
+        self.cluster_url = line[len(LISTENING_PREFIX) :].strip()
+        # keep draining its stdout into the log so the pipe never fills up
+        threading.Thread(target=self._drain, args=(self._cluster.stdout, log), daemon=True).start()
+        if not kubeconfig.is_file():
+            self._write_kubeconfig(kubeconfig)
+
+    @staticmethod
+    def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> str:
+        assert proc.stdout is not None
+        result: list[bytes] = []
+        reader = threading.Thread(
+            target=lambda: result.append(proc.stdout.readline()),  # type: ignore[union-attr]
+            daemon=True,
+        )
+        reader.start()
+        reader.join(timeout)
+        if not result:
+            raise DemoHubError(f"no output from pid {proc.pid} within {timeout:.0f} s")
+        return result[0].decode(errors="replace").strip()
+
+    @staticmethod
+    def _drain(stream: object, log: object) -> None:
+        try:
+            for chunk in iter(stream.readline, b""):  # type: ignore[attr-defined]
+                log.write(chunk)  # type: ignore[attr-defined]
+                log.flush()  # type: ignore[attr-defined]
+        except (OSError, ValueError):
+            pass
+
+    def _write_kubeconfig(self, path: Path) -> None:
+        # The cluster writes its own kubeconfig when asked; this is the same minimal shape
+        # (no auth), in case it did not.
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "demo", "cluster": {"server": self.cluster_url}}],
+            "users": [{"name": "demo", "user": {}}],
+            "contexts": [{"name": "demo", "context": {"cluster": "demo", "user": "demo"}}],
+            "current-context": "demo",
+        }
+        path.write_text(json.dumps(config, indent=2))
+
+    def _start_hub(self, chp: str) -> None:
+        workdir = self._require_workdir()
+        public_port = self.port or free_port()
+        hub_port = free_port()
+        proxy_api_port = free_port()
+        while proxy_api_port in (public_port, hub_port):
+            proxy_api_port = free_port()
+        self.port = public_port
+        self.url = f"http://{HOST}:{public_port}{self.base_url}"
+        extra = workdir / "extra_config.py"
+        extra.write_text(self.extra_config + "\n")
+        env = dict(os.environ)
+        # the kubeconfig loader tries in-cluster config first: hide a CI runner's cluster
+        for name in ("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
+            env.pop(name, None)
+        env.update(
+            {
+                "KUBECONFIG": str(workdir / "kubeconfig"),
+                "RICHPROGRESS_DEMO_BIND_URL": self.url,
+                "RICHPROGRESS_DEMO_HUB_PORT": str(hub_port),
+                # a port of its own, so two demo hubs' notebook stand-ins never collide
+                "RICHPROGRESS_DEMO_NOTEBOOK_PORT": str(free_port()),
+                "RICHPROGRESS_DEMO_PROXY_API_PORT": str(proxy_api_port),
+                "RICHPROGRESS_DEMO_WORKDIR": str(workdir),
+                "RICHPROGRESS_DEMO_SPEED": repr(self.speed),
+                "RICHPROGRESS_DEMO_START_TIMEOUT": repr(self.start_timeout),
+                "RICHPROGRESS_DEMO_CHP": chp,
+                "RICHPROGRESS_DEMO_API_TOKEN": self.api_token,
+                "RICHPROGRESS_DEMO_EXTRA_CONFIG": str(extra),
+                # CHP is a node script: make sure `node` next to it is found too
+                "PATH": os.pathsep.join([str(Path(chp).parent), env.get("PATH", "")]),
+            }
+        )
+        log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self._log_files.append(log)
+        self._hub = subprocess.Popen(
+            [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG_FILE)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=workdir,
+            env=env,
+            start_new_session=True,
+        )
+        self._known_pids.add(self._hub.pid)
+
+    def _wait_ready(self) -> None:
+        """Poll the hub's REST API through the proxy until it answers."""
+        assert self._hub is not None
+        deadline = time.monotonic() + self.ready_timeout
+        api = f"{self.url}hub/api/"
+        while time.monotonic() < deadline:
+            if self._hub.poll() is not None:
+                raise DemoHubError(
+                    f"jupyterhub exited with status {self._hub.returncode} during start-up; "
+                    f"last log lines:\n{self._log_tail()}"
+                )
+            try:
+                with urllib.request.urlopen(api, timeout=2) as response:
+                    if response.status == 200:
+                        self._remember_children()
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.2)
+        raise DemoHubError(
+            f"jupyterhub did not answer at {api} within {self.ready_timeout:.0f} s; "
+            f"last log lines:\n{self._log_tail()}"
+        )
+
+    def _log_tail(self, lines: int = 25) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def _chp_pid(self) -> int | None:
+        if self.workdir is None:
+            return None
+        try:
+            return int((self.workdir / "jupyterhub-proxy.pid").read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def _collect_pids(self) -> list[int]:
+        pids: list[int] = []
+        for proc in (self._hub, self._cluster):
+            if proc is not None:
+                pids.append(proc.pid)
+                pids.extend(_descendants(proc.pid))
+        chp = self._chp_pid()
+        if chp is not None:
+            pids.append(chp)
+        return pids
+
+    def _remember_children(self) -> None:
+        self._known_pids.update(self._collect_pids())
+
+    def api(self, method: str, path: str, body: object | None = None) -> object:
+        """Call the hub's REST API (``path`` relative to ``hub/api/``) with the admin token."""
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            f"{self.url}hub/api/{path.lstrip('/')}",
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {self.api_token}"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            payload = response.read()
+        return json.loads(payload) if payload else None
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Stop hub, proxy and cluster by pid, wait for them, leave nothing running."""
+        self._remember_children()
+        # the hub first: it stops its servers (pods in the cluster) and the proxy it started
+        if self._hub is not None:
+            self._terminate(self._hub, timeout)
+        if self._cluster is not None:
+            self._terminate(self._cluster, timeout / 2)
+        # whatever outlived its parent (CHP if the hub died hard, a notebook stand-in, ...)
+        leftovers = [pid for pid in self._known_pids if _alive(pid)]
+        for pid in leftovers:
+            _kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while leftovers and time.monotonic() < deadline:
+            time.sleep(0.05)
+            leftovers = [pid for pid in leftovers if _alive(pid)]
+        for pid in leftovers:
+            _kill(pid, signal.SIGKILL)
+        for log in self._log_files:
+            log.close()  # type: ignore[attr-defined]
+        self._log_files.clear()
+        self._hub = None
+        self._cluster = None
+        if (
+            self._own_workdir
+            and self.workdir is not None
+            and not os.environ.get("RICHPROGRESS_KEEP_DEMO_WORKDIR")
+        ):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _terminate(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+        # it led its own process group: end anything still in it (CHP runs in the hub's)
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass

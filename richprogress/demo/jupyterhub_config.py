@@ -1,0 +1,165 @@
+"""The demo's JupyterHub configuration: RichKubeSpawner on the simulated cluster.
+
+Loaded by ``jupyterhub -f`` from ``richprogress.demo.hub.DemoHub``, which passes the ports,
+folders and speed in ``RICHPROGRESS_DEMO_*`` environment variables and the cluster's address
+in ``KUBECONFIG``. Each scenario of the simulated cluster is one profile in the spawn form
+(slug = scenario name); "Your own image" lets the user type any image name.
+
+Not a model for a real hub: see ``examples/jupyterhub_config.py`` for that.
+"""
+
+# ruff: noqa: F821 - `c` and `load_subconfig` are provided by traitlets when it loads this file
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import richprogress
+
+if TYPE_CHECKING:  # what traitlets puts in this file's namespace when it loads it
+    c: Any
+
+    def load_subconfig(fname: str, path: str | None = None) -> None: ...
+
+
+env = os.environ
+workdir = Path(env.get("RICHPROGRESS_DEMO_WORKDIR", "."))
+
+# -- where things listen: loopback only, ports chosen by DemoHub ------------------------------
+c.JupyterHub.bind_url = env.get("RICHPROGRESS_DEMO_BIND_URL", "http://127.0.0.1:8000/")
+c.JupyterHub.hub_bind_url = "http://127.0.0.1:{}".format(
+    env.get("RICHPROGRESS_DEMO_HUB_PORT", "8081")
+)
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{}".format(
+    env.get("RICHPROGRESS_DEMO_PROXY_API_PORT", "8001")
+)
+c.ConfigurableHTTPProxy.command = [env.get("RICHPROGRESS_DEMO_CHP", "configurable-http-proxy")]
+# DemoHub reads this file to find (and, if need be, stop) the proxy by its pid
+c.ConfigurableHTTPProxy.pid_file = str(workdir / "jupyterhub-proxy.pid")
+
+# -- state lives in the demo's throwaway folder ------------------------------------------------
+c.JupyterHub.db_url = "sqlite:///{}".format(workdir / "jupyterhub.sqlite")
+c.JupyterHub.cookie_secret_file = str(workdir / "jupyterhub_cookie_secret")
+
+# -- anyone can log in, with any password; "admin" is an admin ---------------------------------
+c.JupyterHub.authenticator_class = "dummy"
+c.Authenticator.allow_all = True
+c.Authenticator.admin_users = {"admin"}
+c.JupyterHub.allow_named_servers = True
+
+# An admin service token, so tests (and curious people) can drive the REST API.
+_token = env.get("RICHPROGRESS_DEMO_API_TOKEN")
+if _token:
+    c.JupyterHub.services = [{"name": "richprogress-demo-admin", "api_token": _token}]
+    c.JupyterHub.load_roles = [
+        {
+            "name": "richprogress-demo-admin",
+            "scopes": ["admin:users", "admin:servers", "access:servers", "list:users"],
+            "services": ["richprogress-demo-admin"],
+        }
+    ]
+
+# Show the progress page even when a spawn is quick (the default, 10 s, skips it).
+# Set before setup(c), which may add its own tornado settings.
+c.JupyterHub.tornado_settings = {"slow_spawn_timeout": 0}
+
+# -- richprogress: the spawner and the pages ---------------------------------------------------
+c.JupyterHub.spawner_class = "richprogress.RichKubeSpawner"
+richprogress.setup(c)
+
+# -- KubeSpawner against the simulated cluster (found through $KUBECONFIG) ---------------------
+speed = float(env.get("RICHPROGRESS_DEMO_SPEED", "10"))
+# each simulated pod gets its own loopback address (127.0.0.2, ...) and listens on this port
+c.KubeSpawner.port = int(env.get("RICHPROGRESS_DEMO_NOTEBOOK_PORT", "8888"))
+# long enough for scale-up at this speed; short enough that image-not-found fails in < 1 min
+c.KubeSpawner.start_timeout = int(float(env.get("RICHPROGRESS_DEMO_START_TIMEOUT", "30")))
+c.KubeSpawner.image = "quay.io/jupyter/base-notebook:latest"
+
+SCENARIO_ANNOTATION = "richprogress.demo/scenario"
+
+
+def _scenario(
+    slug: str, display_name: str, description: str, annotate: bool = True, **override: Any
+) -> dict[str, Any]:
+    """One profile that makes the simulated cluster replay scenario ``slug``."""
+    kubespawner_override: dict[str, Any] = (
+        {"extra_annotations": {SCENARIO_ANNOTATION: slug}} if annotate else {}
+    )
+    kubespawner_override.update(override)
+    return {
+        "slug": slug,
+        "display_name": display_name,
+        "description": description,
+        "kubespawner_override": kubespawner_override,
+    }
+
+
+c.KubeSpawner.profile_list = [
+    {
+        **_scenario(
+            "happy-path",
+            "Happy path",
+            "A node has room and the image is cached: the everyday spawn.",
+        ),
+        "default": True,
+    },
+    _scenario(
+        "scale-up",
+        "Cluster scale-up",
+        "No node has room: the autoscaler adds a node, the image is pulled, then it starts.",
+    ),
+    _scenario(
+        "image-not-found",
+        "Image not found",
+        "The image does not exist in the registry: the pull fails and the spawn times out.",
+        image="quay.io/jupyter/no-such-notebook:2026-11",
+    ),
+    _scenario(
+        "no-node-fits",
+        "No node fits",
+        "The server asks for more memory than any node has: it is never scheduled.",
+    ),
+    _scenario(
+        "volume-provisioning",
+        "Volume provisioning",
+        "Your home folder is created and attached before the server starts.",
+    ),
+    _scenario(
+        "out-of-memory",
+        "Out of memory",
+        "The server starts, runs out of memory and is killed.",
+    ),
+    {
+        **_scenario(
+            "custom-image",
+            "Your own image",
+            "Type any image name. A name the registry does not hold fails as not found.",
+            # no scenario annotation: the simulated registry decides from the image name
+            # (a known image plays happy-path, any other fails to pull as not found)
+            annotate=False,
+        ),
+        "profile_options": {
+            "image": {
+                "display_name": "Image",
+                "choices": {
+                    "base": {
+                        "display_name": "quay.io/jupyter/base-notebook:latest",
+                        "default": True,
+                        "kubespawner_override": {"image": "quay.io/jupyter/base-notebook:latest"},
+                    },
+                },
+                "unlisted_choice": {
+                    "enabled": True,
+                    "display_name": "Image name",
+                    "display_name_in_choices": "Type an image name...",
+                    "kubespawner_override": {"image": "{value}"},
+                },
+            }
+        },
+    },
+]
+
+# -- extra settings from DemoHub(extra_config=...), loaded last so they win ------------------
+_extra = env.get("RICHPROGRESS_DEMO_EXTRA_CONFIG")
+if _extra and Path(_extra).is_file():
+    load_subconfig(_extra)

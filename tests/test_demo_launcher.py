@@ -1,0 +1,119 @@
+"""The demo launcher: DemoHub starts real processes, stops every one of them, and says clearly
+what is missing; the demo config offers every scenario the simulated cluster ships."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+from richprogress.demo import __main__ as launcher
+from richprogress.demo import hub as hub_module
+from richprogress.demo.hub import CONFIG_FILE, DemoHub, DemoHubError, default_start_timeout
+
+SCENARIO_DIR = Path(hub_module.__file__).resolve().parent / "cluster" / "scenarios"
+
+
+def _alive(pid: int) -> bool:
+    return hub_module._alive(pid)
+
+
+def test_demohub_starts_serves_and_stops_leaving_nothing() -> None:
+    with DemoHub(speed=50) as hub:
+        assert hub.url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(f"{hub.url}hub/api/", timeout=10) as response:
+            assert "version" in json.loads(response.read())
+        # the admin token works for the REST API
+        users = hub.api("GET", "users")
+        assert isinstance(users, list)
+        pids = hub.pids
+        workdir = hub.workdir
+        # the cluster, the hub and the proxy the hub started
+        assert len(pids) >= 3, pids
+        assert hub.log_path.is_file()
+    assert [pid for pid in pids if _alive(pid)] == []
+    assert workdir is not None and not workdir.exists()
+
+
+def test_demohub_serves_under_a_base_url() -> None:
+    with DemoHub(speed=50, base_url="jh") as hub:
+        assert hub.base_url == "/jh/"
+        assert hub.url.endswith("/jh/")
+        with urllib.request.urlopen(f"{hub.url}hub/login", timeout=10) as response:
+            assert response.status == 200
+        pids = hub.pids
+    assert [pid for pid in pids if _alive(pid)] == []
+
+
+def test_missing_proxy_is_a_clear_error_and_starts_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(hub_module, "_REPO_ROOT", tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    hub = DemoHub()
+    with pytest.raises(DemoHubError, match="configurable-http-proxy was not found.*npm install"):
+        hub.start()
+    assert hub.workdir is None and hub.pids == []
+
+
+def test_launcher_prints_the_missing_proxy_and_exits_1(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(hub_module, "_REPO_ROOT", tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert launcher.main(["--port", str(hub_module.free_port())]) == 1
+    err = capsys.readouterr().err
+    assert "configurable-http-proxy was not found" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("speed", "at_most"),
+    [
+        pytest.param(10.0, 40.0, id="default-speed-fails-within-40s"),
+        pytest.param(1.0, 300.0, id="real-time-waits-for-scale-up"),
+        pytest.param(1000.0, 10.0, id="fast-tests-still-10s"),
+    ],
+)
+def test_default_start_timeout(speed: float, at_most: float) -> None:
+    timeout = default_start_timeout(speed)
+    assert 10.0 <= timeout <= at_most
+
+
+def _profiles() -> list[dict]:
+    loader = PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent))
+    config = loader.load_config()
+    return list(config.KubeSpawner.profile_list)
+
+
+def test_every_shipped_scenario_is_a_profile() -> None:
+    shipped = {path.stem for path in SCENARIO_DIR.glob("*.json")}
+    assert shipped, f"no scenarios found in {SCENARIO_DIR}"
+    slugs = {profile["slug"] for profile in _profiles()}
+    assert shipped <= slugs
+    assert {
+        "happy-path",
+        "scale-up",
+        "image-not-found",
+        "no-node-fits",
+        "volume-provisioning",
+        "out-of-memory",
+        "custom-image",
+    } <= slugs
+
+
+def test_custom_image_profile_lets_the_user_type_an_image() -> None:
+    (custom,) = [p for p in _profiles() if p["slug"] == "custom-image"]
+    unlisted = custom["profile_options"]["image"]["unlisted_choice"]
+    assert unlisted["enabled"] is True
+    assert unlisted["kubespawner_override"] == {"image": "{value}"}
+
+
+def test_parse_args_defaults() -> None:
+    args = launcher.parse_args([])
+    assert (args.port, args.speed, args.base_url) == (8000, 10.0, "/")
+    with pytest.raises(SystemExit):
+        launcher.parse_args(["--speed", "0"])
