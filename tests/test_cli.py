@@ -1,0 +1,358 @@
+"""``richprogress explain`` end to end, as an admin runs it: a subprocess reading the real
+events of kubespawner #910's peer data (beside the clone in ../shared/, as in CI)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from richprogress import __version__
+
+PEER = Path(__file__).resolve().parents[2] / "shared" / "peer" / "kubespawner-pr910"
+INVALID_IMAGE = PEER / "invalid-pod-image.events.json"
+SCENARIOS = sorted(p.name.removesuffix(".events.json") for p in PEER.glob("*.events.json"))
+
+needs_peer = pytest.mark.skipif(not INVALID_IMAGE.exists(), reason=f"peer data not found at {PEER}")
+
+REQUIRED_KEYS = {
+    "id",
+    "timestamp",
+    "first_timestamp",
+    "type",
+    "severity",
+    "reason",
+    "object",
+    "component",
+    "count",
+    "message",
+    "raw_message",
+    "rule",
+}
+
+
+def explain(*args: str | Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m richprogress.cli explain ARGS`` and return what it did."""
+    return subprocess.run(
+        [sys.executable, "-m", "richprogress.cli", "explain", *map(str, args)],
+        input=stdin.decode("utf-8", "surrogateescape") if stdin is not None else None,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
+    )
+
+
+def explain_bytes(*args: str | Path, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "richprogress.cli", "explain", *map(str, args)],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def peer_events(name: str = "invalid-pod-image") -> list[dict[str, Any]]:
+    return json.loads((PEER / f"{name}.events.json").read_text())
+
+
+# -- --json ------------------------------------------------------------------------------
+
+
+@needs_peer
+def test_json_invalid_pod_image_names_image_and_container() -> None:
+    result = explain("--json", INVALID_IMAGE)
+    assert result.returncode == 0, result.stderr
+    records = json_lines(result.stdout)
+    events = peer_events()
+    assert len(records) == 11
+    # input order, one record per event
+    assert [r["id"] for r in records] == [e["metadata"]["uid"] for e in events]
+    assert all(REQUIRED_KEYS <= r.keys() for r in records)
+    failing = [r for r in records if "ghcr.io/foo:bat" in r["raw_message"]]
+    assert [r["reason"] for r in failing] == ["Pulling", "Failed", "BackOff"]
+    for record in failing:
+        assert "ghcr.io/foo:bat" in record["message"]
+    for record in records[6:]:  # the failing pod's events all concern the notebook container
+        assert record["object"]["container"] == "notebook"
+        assert "notebook" in record["message"]
+    assert {r["severity"] for r in records[6:]} >= {"error"}
+
+
+INPUT_FORMS = {
+    "json-array": lambda events: json.dumps(events),
+    "kubectl-list": lambda events: json.dumps(
+        {"apiVersion": "v1", "kind": "List", "items": events, "metadata": {"resourceVersion": ""}},
+        indent=4,
+    ),
+    "json-lines": lambda events: "\n".join(json.dumps(e) for e in events) + "\n",
+    "json-lines-crlf-blank-lines": lambda events: "\r\n\r\n".join(json.dumps(e) for e in events),
+}
+
+
+@needs_peer
+@pytest.mark.parametrize("form", list(INPUT_FORMS))
+@pytest.mark.parametrize("source", ["stdin-dash", "stdin-no-argument", "file"])
+def test_input_forms_give_the_same_records(form: str, source: str, tmp_path: Path) -> None:
+    expected = explain("--json", INVALID_IMAGE).stdout
+    text = INPUT_FORMS[form](peer_events())
+    if source == "file":
+        path = tmp_path / "events.json"
+        path.write_text(text)
+        result = explain(path, "--json")
+    elif source == "stdin-dash":
+        result = explain("-", "--json", stdin=text.encode())
+    else:
+        result = explain("--json", stdin=text.encode())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == expected
+
+
+@needs_peer
+def test_a_single_event_object_is_accepted() -> None:
+    event = peer_events()[7]
+    result = explain("--json", stdin=json.dumps(event).encode())
+    assert result.returncode == 0, result.stderr
+    [record] = json_lines(result.stdout)
+    assert record["id"] == event["metadata"]["uid"]
+
+
+# -- --rules -----------------------------------------------------------------------------
+
+
+@needs_peer
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_rules_910_reproduce_peer_messages(scenario: str) -> None:
+    result = explain(
+        "--json", "--rules", PEER / "default-rules.json", PEER / f"{scenario}.events.json"
+    )
+    assert result.returncode == 0, result.stderr
+    expected = json.loads((PEER / f"{scenario}.messages.json").read_text())
+    assert [r["message"] for r in json_lines(result.stdout)] == expected
+
+
+@needs_peer
+def test_rules_as_dict_replace_defaults(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"a": {"match": {"reason": "Pulling"}, "template": "Fetching!"}}))
+    records = json_lines(explain("--json", "--rules", rules, INVALID_IMAGE).stdout)
+    assert [r["message"] for r in records if r["reason"] == "Pulling"] == ["Fetching!"]
+    # everything else is left raw: the defaults are replaced, not extended
+    others = [r for r in records if r["reason"] != "Pulling"]
+    assert all(r["message"] == r["raw_message"] for r in others)
+
+
+# -- --diagnose --------------------------------------------------------------------------
+
+PULL_FAILURE_UID = "3ad4568c-f954-4f97-9b6c-c69c8f7d17fd"
+
+
+@needs_peer
+@pytest.mark.parametrize(
+    ("scenario", "summary_has", "phase", "record_id"),
+    [
+        pytest.param(
+            "invalid-pod-image",
+            "ghcr.io/foo:bat",
+            "image",
+            PULL_FAILURE_UID,
+            id="image-not-found-names-image",
+        ),
+        pytest.param(
+            "aws-out-of-memory",
+            "memory",
+            "scheduling",
+            "16d1dac6-2432-47fc-9f5c-9749e9aaa0df",
+            id="node-out-of-memory",
+        ),
+        pytest.param(
+            "aws-node-selector-not-solveable",
+            "machine",
+            "scheduling",
+            "9163ab9f-b9f6-4951-bc45-20ed9d23110c",
+            id="node-selector",
+        ),
+        pytest.param(
+            "gcp-pod-requires-scale-up",
+            "did not start within the time limit while downloading the software image",
+            "image",
+            None,
+            id="cut-off-while-pulling-scheduling-warnings-overcome",
+        ),
+    ],
+)
+def test_diagnose(scenario: str, summary_has: str, phase: str, record_id: str | None) -> None:
+    result = explain("--diagnose", PEER / f"{scenario}.events.json")
+    assert result.returncode == 0, result.stderr
+    [diagnosis] = json_lines(result.stdout)
+    assert set(diagnosis) == {"summary", "hint", "phase", "record_id"}
+    assert summary_has in diagnosis["summary"]
+    assert diagnosis["hint"]
+    assert diagnosis["phase"] == phase
+    assert diagnosis["record_id"] == record_id
+
+
+# -- readable timeline -------------------------------------------------------------------
+
+
+@needs_peer
+def test_timeline_is_sorted_and_ends_with_the_diagnosis() -> None:
+    result = explain(INVALID_IMAGE)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    rows, ending = lines[:-3], lines[-3:]
+    assert len(rows) == 11
+    times = [row.split()[0] for row in rows]
+    assert times == sorted(times) and times[0] == "13:19:31"
+    assert rows[7].split()[1:4] == ["Warning", "Failed", "Pod/jupyter-agoose77[notebook]"]
+    assert "ghcr.io/foo:bat" in rows[7] and rows[7].endswith("x2")
+    assert ending[0] == ""
+    diagnosis = json_lines(explain("--diagnose", INVALID_IMAGE).stdout)[0]
+    assert ending[1] == f"What went wrong: {diagnosis['summary']}"
+    assert ending[2] == f"What you can do: {diagnosis['hint']}"
+    assert "\x1b[" not in result.stdout  # NO_COLOR and not a terminal
+
+
+@needs_peer
+def test_timeline_of_a_spawn_that_recovered_has_no_diagnosis() -> None:
+    result = explain(PEER / "aws-pod-requires-scale-up.events.json")
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 11
+    assert "What went wrong" not in result.stdout
+
+
+@needs_peer
+def test_color_always_colors_the_error_rows() -> None:
+    assert "\x1b[31m" in explain("--color", "always", INVALID_IMAGE).stdout
+
+
+# -- bad input ---------------------------------------------------------------------------
+
+BAD_INPUTS = [
+    pytest.param([], b"", "empty", id="empty-input"),
+    pytest.param([], b"  \n\t\n", "empty", id="whitespace-only"),
+    pytest.param([], b"{not json", "not JSON", id="not-json"),
+    pytest.param([], b"42", "a number", id="json-number"),
+    pytest.param([], b'"events"', "a string", id="json-string"),
+    pytest.param([], b"null", "null", id="json-null"),
+    pytest.param([], b'{"kind": "Pod"}', 'without "items"', id="object-without-items"),
+    pytest.param([], b'{"items": {"a": 1}}', '"items" is an object', id="items-not-array"),
+    pytest.param([], b'[{"reason": "Pulling"}, 7]', "item 2 is a number", id="item-not-object"),
+    pytest.param([], b"[]", "no events", id="empty-array"),
+    pytest.param([], b'{"kind": "List", "items": []}', "no events", id="empty-kubectl-list"),
+    pytest.param([], b'{"reason": "A"}\n{"reason": \n', "line 2 is not JSON", id="bad-json-line"),
+    pytest.param([], b'{"reason": "A"}\n\n[1]\n', "line 3 is an array", id="json-line-not-object"),
+    pytest.param([], b'["\xff\xfe"]', "not UTF-8", id="not-utf8"),
+    pytest.param(["/nonexistent/events.json"], None, "no such file", id="missing-file"),
+    pytest.param(["/"], None, "is a directory", id="directory"),
+    pytest.param(["--rules", "/nonexistent/rules.json"], b"[]", "no such file", id="rules-missing"),
+    pytest.param(["--rules", "{tmp}/bad.json"], b"[]", "not JSON", id="rules-not-json"),
+    pytest.param(["--rules", "{tmp}/number.json"], b"[]", "a number", id="rules-not-list"),
+    pytest.param(
+        ["--rules", "{tmp}/bad-regex.json"], None, "slow-pull", id="rules-bad-regex-named"
+    ),
+    pytest.param(
+        ["--rules", "{tmp}/bad-field.json"], None, "colour", id="rules-unknown-field-named"
+    ),
+    pytest.param(
+        ["--rules", "{tmp}/bad-group.json"], None, "--rules[0]", id="rules-template-group-named"
+    ),
+]
+
+RULE_FILES = {
+    "bad.json": "[{",
+    "number.json": "3",
+    "bad-regex.json": json.dumps(
+        [{"id": "slow-pull", "match": {"reason": "Pull(ing"}, "template": "x"}]
+    ),
+    "bad-field.json": json.dumps([{"match": {"colour": "red"}, "template": "x"}]),
+    "bad-group.json": json.dumps([{"match": {"reason": "Scheduled"}, "template": "On {node}"}]),
+}
+
+
+@pytest.mark.parametrize(("args", "stdin", "says"), BAD_INPUTS)
+def test_bad_input_one_line_exit_2(
+    args: list[str], stdin: bytes | None, says: str, tmp_path: Path
+) -> None:
+    for name, text in RULE_FILES.items():
+        (tmp_path / name).write_text(text)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    if stdin is None and "--rules" in args:
+        stdin = b'[{"reason": "Scheduled", "message": "hi"}]'
+    result = explain_bytes(*args, stdin=stdin if stdin is not None else b"")
+    stderr = result.stderr.decode()
+    assert result.returncode == 2
+    assert result.stdout == b""
+    assert "Traceback" not in stderr
+    assert stderr.count("\n") == 1 and stderr.endswith("\n")
+    assert stderr.startswith("richprogress explain: ")
+    assert says in stderr
+
+
+def test_json_and_diagnose_exclude_each_other() -> None:
+    result = explain("--json", "--diagnose", stdin=b"[]")
+    assert result.returncode == 2
+    assert "not allowed with" in result.stderr and "Traceback" not in result.stderr
+
+
+# -- the command itself ------------------------------------------------------------------
+
+
+def test_version() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "richprogress.cli", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"richprogress {__version__}"
+
+
+def test_help_explains_the_options() -> None:
+    result = explain("--help")
+    assert result.returncode == 0
+    for option in ("FILE", "--json", "--diagnose", "--rules", "kubectl get events -o json"):
+        assert option in result.stdout
+
+
+def test_no_command_shows_usage_and_fails() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "richprogress.cli"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert "explain" in result.stderr
+
+
+@needs_peer
+def test_cli_imports_no_hub_or_kubernetes_code() -> None:
+    probe = (
+        "import sys, io, contextlib\n"
+        "from richprogress.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    for mode in ([], ['--json'], ['--diagnose']): assert main(['explain', {str(INVALID_IMAGE)!r}, *mode]) == 0\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('jupyterhub', 'kubespawner', 'kubernetes_asyncio', 'tornado', 'aiohttp'))\n"
+        "print(bad)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_console_script_is_installed() -> None:
+    script = Path(sys.executable).parent / "richprogress"
+    if not script.exists():
+        pytest.skip("console script not on this interpreter's bin/ (not installed)")
+    result = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == f"richprogress {__version__}"
