@@ -634,3 +634,213 @@ def test_fold_is_data_with_counts_and_span() -> None:
         "last_timestamp": "2026-11-29T10:00:08Z",
         "ids": [f"w{i}" for i in range(1, 9)],
     }
+
+
+# -- with the default rules: each failure scenario of the simulated cluster ---------------
+
+
+def event(
+    uid: str,
+    reason: str,
+    at: str,
+    message: str,
+    *,
+    type: str = "Normal",
+    component: str = "kubelet",
+    container: str | None = "notebook",
+    count: int = 1,
+    kind: str = "Pod",
+) -> dict[str, Any]:
+    """A core/v1 Event as the API server returns it (``at`` is MM:SS)."""
+    stamp = f"2026-11-29T10:{at}Z"
+    return {
+        "kind": "Event",
+        "metadata": {"uid": uid, "name": f"jupyter-alice.{uid}", "namespace": "jhub"},
+        "involvedObject": {
+            "kind": kind,
+            "name": "jupyter-alice" if kind == "Pod" else "claim-alice",
+            "fieldPath": f"spec.containers{{{container}}}" if container else None,
+        },
+        "reason": reason,
+        "message": message,
+        "type": type,
+        "count": count,
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "source": {"component": component},
+        "reportingComponent": component,
+    }
+
+
+SCHED = "default-scheduler"
+IMAGE = "quay.io/jupyter/does-not-exist:2026"
+
+SCENARIO_EVENTS = {
+    "image-not-found": [
+        event(
+            "s",
+            "Scheduled",
+            "00:01",
+            "Successfully assigned jhub/jupyter-alice to node-1",
+            component=SCHED,
+            container=None,
+        ),
+        event("p", "Pulling", "00:02", f'Pulling image "{IMAGE}"'),
+        event(
+            "f",
+            "Failed",
+            "00:04",
+            f'Failed to pull image "{IMAGE}": rpc error: code = NotFound '
+            f'desc = failed to pull and unpack image "{IMAGE}": failed to resolve reference '
+            f'"{IMAGE}": {IMAGE}: not found',
+            type="Warning",
+        ),
+        event("e", "Failed", "00:04", "Error: ErrImagePull", type="Warning"),
+        event("b", "BackOff", "00:30", f'Back-off pulling image "{IMAGE}"', count=3),
+        event("ib", "Failed", "00:30", "Error: ImagePullBackOff", type="Warning", count=3),
+    ],
+    "no-node-fits": [
+        event(
+            "fs",
+            "FailedScheduling",
+            "00:01",
+            "0/3 nodes are available: 3 node(s) didn't match "
+            "Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is "
+            "not helpful for scheduling.",
+            type="Warning",
+            component=SCHED,
+            container=None,
+        ),
+        event(
+            "nt",
+            "NotTriggerScaleUp",
+            "00:11",
+            "pod didn't trigger scale-up: 1 node(s) didn't match Pod's node affinity/selector",
+            component="cluster-autoscaler",
+            container=None,
+        ),
+    ],
+    "out-of-memory": [
+        event(
+            "s",
+            "Scheduled",
+            "00:01",
+            "Successfully assigned jhub/jupyter-alice to node-1",
+            component=SCHED,
+            container=None,
+        ),
+        event("pd", "Pulled", "00:01", f'Container image "{IMAGE}" already present on machine'),
+        event("c", "Created", "00:02", "Created container: notebook"),
+        event("st", "Started", "00:02", "Started container notebook", count=3),
+        event(
+            "bo",
+            "BackOff",
+            "00:40",
+            "Back-off restarting failed container notebook in pod jupyter-alice_jhub(1234)",
+            type="Warning",
+            count=4,
+        ),
+    ],
+    "scale-up-cut-off-while-waiting-for-the-new-machine": [
+        event(
+            "fs1",
+            "FailedScheduling",
+            "00:01",
+            "0/3 nodes are available: 3 Insufficient memory. "
+            "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+            type="Warning",
+            component=SCHED,
+            container=None,
+        ),
+        event(
+            "su",
+            "TriggeredScaleUp",
+            "00:02",
+            "pod triggered scale-up: [{pool-a 3->4 (max: 10)}]",
+            component="cluster-autoscaler",
+            container=None,
+        ),
+        event(
+            "fs2",
+            "FailedScheduling",
+            "01:10",
+            "0/4 nodes are available: 1 node(s) had "
+            "untolerated taint {node.kubernetes.io/not-ready: }, 3 Insufficient memory. "
+            "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
+            type="Warning",
+            component=SCHED,
+            container=None,
+        ),
+    ],
+    "volume-provisioning-cut-off": [
+        event(
+            "w",
+            "WaitForFirstConsumer",
+            "00:00",
+            "waiting for first consumer to be created before binding",
+            component="persistentvolume-controller",
+            container=None,
+            kind="PersistentVolumeClaim",
+        ),
+        event(
+            "pv",
+            "Provisioning",
+            "00:01",
+            'External provisioner is provisioning volume for claim "jhub/claim-alice"',
+            component="ebs.csi.aws.com",
+            container=None,
+            kind="PersistentVolumeClaim",
+        ),
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("scenario", "failure", "summary_has", "phase", "record_id"),
+    [
+        pytest.param(
+            "image-not-found", "Spawn failed: ", IMAGE, "image", "f", id="image-not-found"
+        ),
+        pytest.param("no-node-fits", "Spawn failed: ", "", "scaling", "nt", id="no-node-fits"),
+        pytest.param(
+            "out-of-memory",
+            "",
+            "crash",
+            "starting",
+            "bo",
+            id="out-of-memory-seen-as-crash-loop-no-oom-event",
+        ),
+        pytest.param(
+            "scale-up-cut-off-while-waiting-for-the-new-machine",
+            "",
+            "",
+            "scheduling",
+            "fs2",
+            id="scale-up-still-waiting",
+        ),
+        pytest.param(
+            "volume-provisioning-cut-off",
+            "",
+            "did not start within the time limit while preparing storage",
+            "volume",
+            None,
+            id="volume-timeout",
+        ),
+    ],
+)
+def test_diagnose_with_default_rules(
+    scenario: str, failure: str, summary_has: str, phase: str, record_id: str | None
+) -> None:
+    from richprogress.formatter import EventFormatter
+
+    formatter = EventFormatter()
+    records = [formatter.format_event(e) for e in SCENARIO_EVENTS[scenario]]
+    got = diagnose(records, failure)
+    assert got["record_id"] == record_id
+    assert got["phase"] == phase
+    assert summary_has in got["summary"]
+    if record_id is not None:
+        decisive = next(r for r in records if r["id"] == record_id)
+        assert got["summary"] == decisive["message"]
+        assert got["hint"] == (decisive.get("hint") or got["hint"])
+    assert got["hint"]
