@@ -1,0 +1,133 @@
+"""richprogress's tornado handlers: its static files and a server's spawn timeline.
+
+Routes, relative to the hub prefix (``{base_url}hub/``), collected in ``default_handlers``:
+
+``GET richprogress/static/{path}``
+    ``static/`` (the page's ES module and stylesheet). Build URLs with ``static_url``: they
+    carry ``?v=<content hash>``, so browsers cache a file until it changes.
+``GET api/richprogress/users/{user}/timeline``
+``GET api/richprogress/users/{user}/servers/{server_name}/timeline``
+    The spawn timeline of the user's default (or named) server as JSON:
+    ``SpawnTimeline.to_dict()`` (``server_name``, ``started``, ``finished``, ``elapsed``,
+    ``outcome``, ``reason``, ``progress``, ``dropped``, ``records``) plus ``diagnosis``
+    (``{"summary", "hint", "phase", "record_id"}``, null unless the spawn failed).
+    ``?format=text`` returns the plain-text report that "Copy details" puts on the clipboard.
+``GET api/richprogress/users/{user}/timeline.txt``
+``GET api/richprogress/users/{user}/servers/{server_name}/timeline.txt``
+    The same plain-text report.
+
+The timeline routes need ``read:servers`` on that user's server, the scope that guards
+JupyterHub's own progress API: the owner and admins can read it; another user gets 404
+(JupyterHub answers "no access" and "no such thing" alike), a token without the scope 403.
+Unknown users and servers, and servers without a timeline, are 404.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+
+from jupyterhub.apihandlers import APIHandler
+from jupyterhub.scopes import needs_scope
+from jupyterhub.utils import url_path_join
+from tornado import web
+
+from . import paths
+from .web_context import timeline_payload, timeline_report_text
+
+#: the route prefix of our static files, below the hub prefix
+STATIC_PREFIX = "richprogress/static/"
+
+_hash_cache: dict[tuple[str, float], str] = {}
+
+
+def static_file_hash(name: str) -> str:
+    """A short digest of a static file's content, for cache-busting URLs."""
+    full = os.path.join(paths.static_dir(), name)
+    key = (full, os.path.getmtime(full))
+    digest = _hash_cache.get(key)
+    if digest is None:
+        with open(full, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()[:12]
+        _hash_cache[key] = digest
+    return digest
+
+
+def static_url(hub_base_url: str, name: str) -> str:
+    """URL of one of our static files, e.g. ``/prefix/hub/richprogress/static/x.js?v=ab12``.
+
+    ``hub_base_url`` is the hub's own prefix (the ``base_url`` templates receive), so the URL
+    is right under any ``c.JupyterHub.base_url``.
+    """
+    return url_path_join(hub_base_url, STATIC_PREFIX, name) + "?v=" + static_file_hash(name)
+
+
+class RichProgressStaticHandler(web.StaticFileHandler):
+    """Serve ``static/``. One and only purpose: the page's JS and CSS.
+
+    tornado's StaticFileHandler already caches for a long time when ``v`` is in the query.
+    """
+
+    def set_extra_headers(self, path: str) -> None:
+        # The module is loaded with type="module"; nosniff keeps browsers strict about it.
+        self.set_header("X-Content-Type-Options", "nosniff")
+
+
+class TimelineAPIHandler(APIHandler):
+    """The spawn timeline of one server. One and only purpose: read it, as JSON or text."""
+
+    #: the answer when no ``format`` argument is given
+    default_format = "json"
+
+    @needs_scope("read:servers")
+    async def get(self, user_name: str, server_name: str = "") -> None:
+        user = self.find_user(user_name)
+        if user is None:
+            raise web.HTTPError(404, "No such user")
+        if server_name not in user.spawners:
+            raise web.HTTPError(404, "No such server")
+        spawner = user.spawners[server_name]
+        timeline = getattr(spawner, "spawn_timeline", None)
+        if timeline is None:
+            raise web.HTTPError(404, "No spawn timeline for this server")
+        self.set_header("Cache-Control", "no-cache")
+        fmt = self.get_argument("format", self.default_format)
+        if fmt == "text":
+            self.set_header("Content-Type", "text/plain; charset=utf-8")
+            self.finish(
+                timeline_report_text(
+                    timeline,
+                    user=user.name,
+                    server_name=server_name,
+                    hub_url=self._hub_url(),
+                )
+            )
+        elif fmt == "json":
+            self.set_header("Content-Type", "application/json")
+            self.finish(json.dumps(timeline_payload(timeline)))
+        else:
+            raise web.HTTPError(400, "format must be 'json' or 'text'")
+
+    def _hub_url(self) -> str:
+        return f"{self.request.protocol}://{self.request.host}{self.hub.base_url}"
+
+
+class TimelineTextAPIHandler(TimelineAPIHandler):
+    """``.../timeline.txt``: the plain-text report, for curl and "Copy details"."""
+
+    default_format = "text"
+
+
+_USER = r"/api/richprogress/users/([^/]+)"
+_SERVER = _USER + r"/servers/([^/]*)"
+
+#: every route richprogress adds, relative to the hub prefix (for hand wiring)
+default_handlers: list[tuple[Any, ...]] = [
+    (r"/" + STATIC_PREFIX + r"(.*)", RichProgressStaticHandler, {"path": paths.static_dir()}),
+    (_USER + r"/timeline", TimelineAPIHandler),
+    (_USER + r"/timeline\.txt", TimelineTextAPIHandler),
+    (_SERVER + r"/timeline", TimelineAPIHandler),
+    (_SERVER + r"/timeline\.txt", TimelineTextAPIHandler),
+]

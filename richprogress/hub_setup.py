@@ -1,0 +1,84 @@
+"""``richprogress.setup(c)``: enable richprogress's pages from ``jupyterhub_config.py``.
+
+One call does three things, and each piece is exported for people who wire by hand:
+
+- puts ``template_path()`` first in ``c.JupyterHub.template_paths`` (our
+  ``spawn_pending.html`` and ``not_running.html`` extend the stock ones);
+- appends ``richprogress.handlers.default_handlers`` to ``c.JupyterHub.extra_handlers``;
+- adds the ``richprogress`` template variable (``web_context.template_helpers``) to
+  ``c.JupyterHub.template_vars``.
+
+Calling it twice changes nothing the second time.
+
+About ``extra_handlers``: JupyterHub 3.1 deprecated it ("please use JupyterHub services"),
+and JupyterHub 6.1 still logs a warning at start when it is set. It still works, and it is
+the only way to serve routes from the hub process itself, which our timeline endpoint
+needs (it reads the spawner's in-memory timeline). A service could not see that timeline.
+So expect one line in the hub log::
+
+    JupyterHub.extra_handlers is deprecated in JupyterHub 3.1. Please use JupyterHub
+    services to register additional HTTP endpoints.
+
+The pages work without the handlers except for the cache-busted static URLs, so if a
+future JupyterHub drops ``extra_handlers``, only that line of ``setup`` needs replacing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from traitlets.config import Config, LazyConfigValue
+
+from . import paths
+from .handlers import default_handlers
+from .web_context import template_helpers
+
+#: the template variable our templates read
+TEMPLATE_VAR = "richprogress"
+
+
+def template_path() -> str:
+    """The folder to put first in ``c.JupyterHub.template_paths``."""
+    return paths.template_dir()
+
+
+def _current_list(value: Any) -> list[Any]:
+    """What a list option holds so far, without resolving it.
+
+    An unset list option in a Config is a LazyConfigValue recording prepends and appends.
+    Its ``get_value`` caches its result and would swallow every later change, so read the
+    recorded operations instead.
+    """
+    if isinstance(value, LazyConfigValue):
+        ops = value.to_dict()
+        inserted = [item for _, item in ops.get("inserts", [])]
+        return [*ops.get("prepend", []), *inserted, *ops.get("extend", [])]
+    return list(value)
+
+
+def setup(c: Config) -> None:
+    """Enable richprogress's templates, handlers and template variable on a hub config."""
+    hub = c.JupyterHub
+    ours = template_path()
+
+    template_paths = hub.template_paths
+    if isinstance(template_paths, LazyConfigValue):
+        if ours not in _current_list(template_paths):
+            template_paths.prepend([ours])
+    else:
+        hub.template_paths = [ours] + [p for p in template_paths if p != ours]
+
+    extra = hub.extra_handlers
+    known = {route[0] for route in _current_list(extra)}
+    missing = [route for route in default_handlers if route[0] not in known]
+    if missing:
+        if isinstance(extra, LazyConfigValue):
+            extra.extend(missing)
+        else:
+            hub.extra_handlers = list(extra) + missing
+
+    template_vars = hub.template_vars
+    if isinstance(template_vars, LazyConfigValue):
+        template_vars.update({TEMPLATE_VAR: template_helpers})
+    else:
+        hub.template_vars = {**template_vars, TEMPLATE_VAR: template_helpers}

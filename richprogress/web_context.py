@@ -1,0 +1,243 @@
+"""View models for the pages: turn a SpawnTimeline into the plain data templates render.
+
+Templates reach these through one Jinja variable, ``richprogress`` (a ``TemplateHelpers``,
+added to ``c.JupyterHub.template_vars`` by ``richprogress.setup``). Everything here returns
+data (strings, numbers, dicts); Jinja autoescapes it and the browser code uses
+``textContent``, so no HTML is ever built from event or user text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from jupyterhub.utils import url_escape_path, url_path_join
+
+from .diagnose import diagnose, fold_records, is_fold, step_durations, time_order
+from .records import PHASE_LABELS, PHASES, SEVERITIES
+from .report import format_clock, format_duration, render_report_text
+from .timeline import SpawnTimeline, parse_timestamp
+
+#: rows of the folded timeline on the failure page: with the summary, the facts and the
+#: buttons this fits a 1280x800 screenshot
+FAILURE_PAGE_ROWS = 12
+
+
+def utc_text(moment: datetime) -> str:
+    """``2026-11-29 21:33:28 UTC``: what the page shows before the browser adds local time."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def server_api_path(hub_base_url: str, user_name: str, server_name: str, *rest: str) -> str:
+    """``{hub}api/users/{user}/server[s/{name}]/...``, escaped, for the default or a named server."""
+    user_part = url_path_join(hub_base_url, "api/users", url_escape_path(user_name))
+    if server_name:
+        base = url_path_join(user_part, "servers", url_escape_path(server_name))
+    else:
+        base = url_path_join(user_part, "server")
+    return url_path_join(base, *rest) if rest else base
+
+
+def timeline_api_path(hub_base_url: str, user_name: str, server_name: str) -> str:
+    """Our JSON timeline endpoint for a server (see ``richprogress.handlers``)."""
+    user_part = url_path_join(hub_base_url, "api/richprogress/users", url_escape_path(user_name))
+    if server_name:
+        user_part = url_path_join(user_part, "servers", url_escape_path(server_name))
+    return url_path_join(user_part, "timeline")
+
+
+def timeline_payload(timeline: SpawnTimeline) -> dict[str, Any]:
+    """What the JSON endpoint serves: ``to_dict()`` plus ``diagnosis`` (null unless failed)."""
+    data = timeline.to_dict()
+    data["diagnosis"] = (
+        dict(diagnose(data["records"], timeline.failure_message))
+        if timeline.outcome == "failed"
+        else None
+    )
+    return data
+
+
+def timeline_report_text(
+    timeline: SpawnTimeline, *, user: str, server_name: str, hub_url: str | None
+) -> str:
+    """The plain-text report "Copy details" puts on the clipboard."""
+    return render_report_text(
+        timeline_payload(timeline), user=user, server_name=server_name, hub_url=hub_url
+    )
+
+
+def object_label(obj: dict[str, Any] | None) -> str:
+    """``Pod jupyter-alice`` from a record's involved object; "" when it names nothing."""
+    if not obj:
+        return ""
+    return " ".join(part for part in (obj.get("kind"), obj.get("name")) if part)
+
+
+def record_row(record: dict[str, Any], decisive_id: str | None) -> dict[str, Any]:
+    """One timeline row of the failure page."""
+    moment = parse_timestamp(record.get("timestamp"))
+    obj = record.get("object") or {}
+    severity = record.get("severity")
+    return {
+        "kind": "record",
+        "id": record.get("id"),
+        "clock": format_clock(record.get("since_spawn")),
+        "time_iso": moment.isoformat().replace("+00:00", "Z") if moment else None,
+        "time_utc": moment.strftime("%H:%M:%S") if moment else "",
+        "type": record.get("type") or "",
+        "severity": severity if severity in SEVERITIES else "info",
+        "reason": record.get("reason") or "",
+        "object": object_label(obj),
+        "container": obj.get("container") or "",
+        "message": record.get("message") or record.get("raw_message") or "",
+        "count": int(record.get("count") or 1),
+        "decisive": decisive_id is not None and record.get("id") == decisive_id,
+    }
+
+
+def fold_row(fold: dict[str, Any]) -> dict[str, Any]:
+    """A row standing for records folded out of view."""
+    n = fold["folded"]
+    what = f"{n} similar events" if fold.get("reason") else f"{n} more events"
+    if fold.get("reason"):
+        what += f" ({fold['reason']})"
+    clocks = [format_clock(fold.get("first")), format_clock(fold.get("last"))]
+    return {
+        "kind": "fold",
+        "text": what + " folded; the plain-text report has them all",
+        "clock": " to ".join(c for c in clocks if c) if any(clocks) else "",
+        "count": int(fold.get("count") or n),
+    }
+
+
+@dataclass
+class FailureView:
+    """Everything the failure page shows, as plain data."""
+
+    summary: str
+    hint: str | None
+    phase_label: str
+    user_name: str
+    server_name: str
+    started_iso: str
+    started_utc: str
+    ran_for: str
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    total_records: int = 0
+    report_text: str = ""
+    timeline_url: str = ""
+
+
+def failure_view(
+    user_name: str,
+    server_name: str,
+    timeline: SpawnTimeline | None,
+    failed_message: str | None = None,
+    *,
+    hub_base_url: str = "/hub/",
+    hub_url: str | None = None,
+) -> FailureView | None:
+    """The failure page's data, or None when there is no timeline to tell from."""
+    if timeline is None:
+        return None
+    # Reading order: by first occurrence, as the plain-text report lists them.
+    records: list[dict[str, Any]] = time_order(timeline.records(), first=True)  # type: ignore[assignment]
+    message = timeline.failure_message if timeline.failure_message else failed_message
+    diagnosis = diagnose(records, message)  # type: ignore[arg-type]
+    finished = timeline.finished_at
+    steps = [
+        {
+            "label": step["label"],
+            "clock": format_clock(step.get("start")),
+            "duration": format_duration(step.get("duration")) or "?",
+        }
+        for step in step_durations(records, timeline.started_at, finished)  # type: ignore[arg-type]
+    ]
+    rows = [
+        fold_row(item) if is_fold(item) else record_row(item, diagnosis["record_id"])  # type: ignore[arg-type]
+        for item in fold_records(
+            records,  # type: ignore[arg-type]
+            FAILURE_PAGE_ROWS,
+            decisive_id=diagnosis["record_id"],
+        )
+    ]
+    phase = diagnosis["phase"]
+    return FailureView(
+        summary=diagnosis["summary"],
+        hint=diagnosis["hint"],
+        phase_label=PHASE_LABELS.get(phase or "", "Unknown"),
+        user_name=user_name,
+        server_name=server_name,
+        started_iso=timeline.to_dict()["started"],
+        started_utc=utc_text(timeline.started_at),
+        ran_for=format_duration(timeline.elapsed()) or "unknown",
+        steps=steps,
+        rows=rows,
+        total_records=len(records),
+        report_text=timeline_report_text(
+            timeline, user=user_name, server_name=server_name, hub_url=hub_url
+        ),
+        timeline_url=timeline_api_path(hub_base_url, user_name, server_name),
+    )
+
+
+def pending_data(
+    spawner: Any, user_name: str, *, hub_base_url: str, progress_url: str
+) -> dict[str, Any]:
+    """The pending page's data for ``static/richprogress.js`` (rendered with ``|tojson``)."""
+    server_name = getattr(spawner, "name", "") or ""
+    timeline: SpawnTimeline | None = getattr(spawner, "spawn_timeline", None)
+    pending = timeline is not None and timeline.outcome == "pending"
+    return {
+        "page": "pending",
+        "userName": user_name,
+        "serverName": server_name,
+        "progressUrl": progress_url,
+        "stopUrl": server_api_path(hub_base_url, user_name, server_name),
+        "timelineUrl": timeline_api_path(hub_base_url, user_name, server_name),
+        "pageUrl": url_path_join(
+            hub_base_url, "spawn-pending", url_escape_path(user_name), url_escape_path(server_name)
+        ),
+        # Seconds since the spawn request, by the hub's clock, when the page was rendered;
+        # the browser adds its monotonic clock to it (its wall clock may be off).
+        "serverElapsed": round(timeline.elapsed(), 3) if pending and timeline else None,
+        "progress": timeline.progress if pending and timeline else 0,
+        "records": timeline.records() if pending and timeline else [],
+        "phases": [list(p) for p in PHASES],
+    }
+
+
+class TemplateHelpers:
+    """The ``richprogress`` variable of our templates (see ``richprogress.setup``)."""
+
+    def static_url(self, hub_base_url: str, name: str) -> str:
+        from .handlers import static_url
+
+        return static_url(hub_base_url, name)
+
+    def pending_data(
+        self, spawner: Any, user: Any, hub_base_url: str, progress_url: str
+    ) -> dict[str, Any]:
+        return pending_data(
+            spawner, user.name, hub_base_url=hub_base_url, progress_url=progress_url
+        )
+
+    def failure_view(
+        self, user: Any, server_name: str, failed_message: str | None, hub_base_url: str
+    ) -> FailureView | None:
+        # .get, not [...]: JupyterHub's spawner dict creates a spawner on a missing key.
+        spawner = user.spawners.get(server_name or "")
+        timeline = getattr(spawner, "spawn_timeline", None)
+        return failure_view(
+            user.name, server_name or "", timeline, failed_message, hub_base_url=hub_base_url
+        )
+
+
+_HELPERS = TemplateHelpers()
+
+
+def template_helpers(current_user: Any = None) -> TemplateHelpers:
+    """``template_vars`` value: JupyterHub calls it with the current user; helpers ignore it."""
+    return _HELPERS

@@ -1,0 +1,409 @@
+"""The timeline endpoints and the failure page, against a real JupyterHub process.
+
+A real ``jupyterhub`` (with configurable-http-proxy) runs at a non-root base_url on
+127.0.0.1 free ports, configured by ``richprogress.setup(c)`` only. Its spawner is
+``TimelineTestSpawner`` (defined in the generated config below): it fills a real
+``SpawnTimeline`` with hand-built records and then fails with an empty message, like the
+hub's own start timeout does. Users get API tokens through ``api_tokens``.
+
+``running_hub`` (module fixture) is also used by ``tests/test_pages.py``-style checks here
+and by the screenshot script in the final report.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+import requests
+
+REPO = Path(__file__).resolve().parents[1]
+CHP_BIN = REPO / "node_modules" / ".bin"
+BASE_URL = "/prefix/"
+HOSTILE = "<img src=x onerror=alert(1)>"
+#: a user name holding every character HTML and JS care about
+ODD_USER = "a<'&\">b"
+USERS = ["alice", "bob", "admin", ODD_USER]
+
+# The generated jupyterhub_config.py. PORTS and PATHS are filled in by the fixture.
+CONFIG = textwrap.dedent(
+    '''
+    import asyncio
+    import os
+
+    from jupyterhub.spawner import Spawner
+
+    import richprogress
+    from richprogress.timeline import SpawnTimeline
+
+    HOSTILE = {hostile!r}
+
+    def record(n, since, severity, reason, message, *, count=1, phase=None, kind="Pod",
+               name="jupyter-x", container=None, typ=None):
+        return {{
+            "id": f"uid-{{n}}", "timestamp": None, "first_timestamp": None,
+            "type": typ or ("Normal" if severity == "info" else "Warning"),
+            "severity": severity, "reason": reason,
+            "object": {{"kind": kind, "name": name, "container": container, "field_path": None}},
+            "component": "kubelet", "count": count, "message": message,
+            "raw_message": message, "rule": None, "phase": phase, "since_spawn": since,
+        }}
+
+    # image-not-found, with an image name that holds HTML
+    PLAN = [
+        record(1, 0.4, "info", "Scheduled", "Found a machine for your server: node-1.",
+               phase="scheduled"),
+        record(2, 1.2, "info", "Pulling", f"Downloading image quay.io/x/{{HOSTILE}}:1.",
+               phase="image", container="notebook"),
+        record(3, 2.0, "error", "Failed",
+               f"The image quay.io/x/{{HOSTILE}}:1 does not exist.", phase="image",
+               container="notebook", count=4),
+        record(4, 2.5, "warning", "BackOff", f"Waiting to retry downloading quay.io/x/{{HOSTILE}}:1.",
+               phase="image", container="notebook", count=7),
+    ]
+
+    class TimelineTestSpawner(Spawner):
+        """Fills a SpawnTimeline with PLAN, waits HOLD seconds, then fails with no message."""
+
+        spawn_timeline = None
+
+        async def start(self):
+            self.spawn_timeline = SpawnTimeline(server_name=self.name)
+            for item in PLAN:
+                self.spawn_timeline.add(dict(item, object=dict(item["object"],
+                                                             name="jupyter-" + self.user.name)))
+            await asyncio.sleep(float(os.environ.get("RP_TEST_HOLD", "0.2")))
+            self.spawn_timeline.finish("failed", "")
+            raise RuntimeError("")
+
+        async def progress(self):
+            sent = {{}}
+            while True:
+                timeline = self.spawn_timeline
+                if timeline is not None:
+                    for rec in timeline.records():
+                        if sent.get(rec["id"]) != rec:
+                            sent[rec["id"]] = rec
+                            yield {{"progress": timeline.progress, "message": rec["message"],
+                                   "record": rec}}
+                await asyncio.sleep(0.1)
+
+        async def poll(self):
+            return 0
+
+        async def stop(self):
+            pass
+
+    c = get_config()  # noqa
+    c.JupyterHub.ip = "127.0.0.1"
+    c.JupyterHub.port = {port}
+    c.JupyterHub.hub_ip = "127.0.0.1"
+    c.JupyterHub.hub_port = {hub_port}
+    c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
+    c.ConfigurableHTTPProxy.pid_file = {chp_pid!r}
+    c.JupyterHub.base_url = {base_url!r}
+    c.JupyterHub.db_url = "sqlite:///" + {db!r}
+    c.JupyterHub.cookie_secret_file = {secret!r}
+    c.JupyterHub.pid_file = {hub_pid!r}
+    c.JupyterHub.allow_named_servers = True
+    c.JupyterHub.authenticator_class = "dummy"
+    c.Authenticator.admin_users = {{"admin"}}
+    # allowed users are created at start with the "user" role (token users are not)
+    c.Authenticator.allowed_users = {users!r}
+    c.JupyterHub.spawner_class = TimelineTestSpawner
+    c.JupyterHub.tornado_settings = {{"slow_spawn_timeout": 0}}
+    c.JupyterHub.api_tokens = {tokens!r}
+    c.JupyterHub.cleanup_servers = True
+    richprogress.setup(c)
+    richprogress.setup(c)  # twice: must change nothing
+    '''
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Hub:
+    """A running hub: its public URL (with base_url) and a token per user."""
+
+    url: str
+    tokens: dict[str, str]
+    log: Path
+
+    def api(self, path: str, user: str | None, **params: str) -> requests.Response:
+        headers = {"Authorization": f"token {self.tokens[user]}"} if user else {}
+        return requests.get(self.url + "hub/api/" + path, headers=headers, params=params, timeout=10)
+
+    def page(self, path: str, user: str) -> requests.Response:
+        """A hub page as a logged-in browser sees it (pages take cookies, not tokens)."""
+        return self.login(user).get(self.url + "hub/" + path, timeout=10)
+
+    def login(self, user: str) -> requests.Session:
+        session = requests.Session()
+        form = session.get(self.url + "hub/login", timeout=10)
+        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', form.text)
+        assert xsrf, "no _xsrf field on the login form"
+        r = session.post(
+            self.url + "hub/login",
+            data={"username": user, "password": "x", "_xsrf": html.unescape(xsrf.group(1))},
+            timeout=10,
+            allow_redirects=False,
+        )
+        assert r.status_code == 302, r.text
+        return session
+
+    def start_server(self, user: str, server_name: str = "") -> None:
+        name = quote(user, safe="")
+        path = f"users/{name}/servers/{quote(server_name, safe='')}" if server_name else f"users/{name}/server"
+        r = requests.post(
+            self.url + "hub/api/" + path,
+            headers={"Authorization": f"token {self.tokens[user]}"},
+            timeout=10,
+        )
+        assert r.status_code in (201, 202), r.text
+
+    def wait_failed(self, user: str, server_name: str = "") -> None:
+        """Until the spawn has failed (its timeline endpoint says so)."""
+        deadline = time.monotonic() + 30
+        path = timeline_path(user, server_name)
+        while time.monotonic() < deadline:
+            r = self.api(path, "admin")
+            if r.status_code == 200 and r.json()["outcome"] == "failed":
+                # the hub marks the spawner failed right after start() raises
+                time.sleep(0.3)
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"spawn of {user}/{server_name} did not fail; log: {self.log.read_text()[-3000:]}")
+
+
+def timeline_path(user: str, server_name: str = "", suffix: str = "timeline") -> str:
+    name = quote(user, safe="")
+    if server_name:
+        return f"richprogress/users/{name}/servers/{quote(server_name, safe='')}/{suffix}"
+    return f"richprogress/users/{name}/{suffix}"
+
+
+def _stop(pid_file: Path) -> None:
+    if pid_file.exists():
+        try:
+            os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
+        except (ValueError, ProcessLookupError):
+            pass
+
+
+@pytest.fixture(scope="module")
+def running_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    work = tmp_path_factory.mktemp("hub")
+    port = free_port()
+    tokens = {user: f"token-{i}-{os.urandom(8).hex()}" for i, user in enumerate(USERS)}
+    config = work / "jupyterhub_config.py"
+    config.write_text(
+        CONFIG.format(
+            hostile=HOSTILE,
+            port=port,
+            hub_port=free_port(),
+            proxy_api_port=free_port(),
+            chp_pid=str(work / "chp.pid"),
+            hub_pid=str(work / "hub.pid"),
+            base_url=BASE_URL,
+            db=str(work / "hub.sqlite"),
+            secret=str(work / "cookie_secret"),
+            tokens={token: user for user, token in tokens.items()},
+            users=set(USERS),
+        )
+    )
+    log = work / "hub.log"
+    env = dict(os.environ, PATH=f"{CHP_BIN}{os.pathsep}{os.environ['PATH']}")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyterhub", "-f", str(config)],
+            cwd=work,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    hub = Hub(url=f"http://127.0.0.1:{port}{BASE_URL}", tokens=tokens, log=log)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError("jupyterhub exited:\n" + log.read_text()[-4000:])
+            try:
+                if requests.get(hub.url + "hub/api/", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError("jupyterhub did not start:\n" + log.read_text()[-4000:])
+            time.sleep(0.2)
+        yield hub
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        # the hub stops its proxy on a clean exit; make sure of it either way
+        _stop(work / "chp.pid")
+
+
+@pytest.fixture(scope="module")
+def failed_spawns(running_hub: Hub) -> Hub:
+    """alice's default and "gpu" servers, and the odd user's server, have failed."""
+    for user, server in (("alice", ""), ("alice", "gpu"), (ODD_USER, "")):
+        running_hub.start_server(user, server)
+    for user, server in (("alice", ""), ("alice", "gpu"), (ODD_USER, "")):
+        running_hub.wait_failed(user, server)
+    return running_hub
+
+
+# -- who may read a timeline -------------------------------------------------------------
+
+AUTH_TABLE = [
+    pytest.param("alice", "alice", "", 200, id="owner-default-server"),
+    pytest.param("alice", "alice", "gpu", 200, id="owner-named-server"),
+    pytest.param("admin", "alice", "", 200, id="admin-reads-others"),
+    pytest.param("admin", "alice", "gpu", 200, id="admin-reads-named"),
+    pytest.param("bob", "alice", "", 404, id="other-user-gets-404"),
+    pytest.param("bob", "alice", "gpu", 404, id="other-user-named-gets-404"),
+    pytest.param(None, "alice", "", 403, id="anonymous-gets-403"),
+    pytest.param("admin", "nobody", "", 404, id="unknown-user"),
+    pytest.param("alice", "alice", "nosuch", 404, id="unknown-server"),
+    pytest.param("bob", "bob", "", 404, id="never-started-no-timeline"),
+]
+
+
+@pytest.mark.parametrize(("requester", "owner", "server", "status"), AUTH_TABLE)
+def test_timeline_access(failed_spawns: Hub, requester: str | None, owner: str, server: str, status: int) -> None:
+    r = failed_spawns.api(timeline_path(owner, server), requester)
+    assert r.status_code == status, r.text
+    if status == 200:
+        data = r.json()
+        assert data["outcome"] == "failed"
+        assert data["server_name"] == server
+
+
+def test_timeline_json_has_records_and_diagnosis(failed_spawns: Hub) -> None:
+    data = failed_spawns.api(timeline_path("alice"), "alice").json()
+    assert [r["id"] for r in data["records"]] == ["uid-1", "uid-2", "uid-3", "uid-4"]
+    assert data["reason"] == ""  # the empty message the hub's timeout leaves...
+    # ...and the diagnosis still names the cause, from the timeline
+    assert data["diagnosis"]["record_id"] == "uid-3"
+    assert "does not exist" in data["diagnosis"]["summary"]
+    assert data["diagnosis"]["phase"] == "image"
+
+
+@pytest.mark.parametrize(
+    ("suffix", "params"),
+    [
+        pytest.param("timeline", {"format": "text"}, id="format-text"),
+        pytest.param("timeline.txt", {}, id="txt-route"),
+    ],
+)
+def test_timeline_text_report(failed_spawns: Hub, suffix: str, params: dict[str, str]) -> None:
+    r = failed_spawns.api(timeline_path("alice", "gpu", suffix), "alice", **params)
+    assert r.status_code == 200
+    assert r.headers["Content-Type"].startswith("text/plain")
+    assert "User:" in r.text and "alice" in r.text
+    assert "gpu" in r.text
+    assert "does not exist" in r.text
+
+
+def test_timeline_text_needs_scope_too(failed_spawns: Hub) -> None:
+    assert failed_spawns.api(timeline_path("alice", "", "timeline.txt"), "bob").status_code == 404
+
+
+def test_bad_format_is_400(failed_spawns: Hub) -> None:
+    assert failed_spawns.api(timeline_path("alice"), "alice", format="xml").status_code == 400
+
+
+# -- static files ---------------------------------------------------------------------------
+
+
+def test_static_file_served_under_base_url_with_version(running_hub: Hub) -> None:
+    from richprogress.handlers import static_url
+
+    url = static_url(BASE_URL + "hub/", "richprogress.js")
+    assert url.startswith("/prefix/hub/richprogress/static/richprogress.js?v=")
+    r = requests.get(f"http://127.0.0.1:{running_hub.url.split(':')[2].split('/')[0]}{url}", timeout=10)
+    assert r.status_code == 200
+    assert "javascript" in r.headers["Content-Type"]
+    assert "export const SEVERITIES" in r.text
+    # versioned URLs may be cached for long: the version changes with the content
+    assert "max-age" in r.headers.get("Cache-Control", "")
+
+
+def test_static_file_missing_is_404(running_hub: Hub) -> None:
+    r = requests.get(running_hub.url + "hub/richprogress/static/nope.js", timeout=10)
+    assert r.status_code == 404
+
+
+# -- the failure page, rendered by the real hub -----------------------------------------------
+
+
+def test_failure_page_after_reload_names_the_cause(failed_spawns: Hub) -> None:
+    r = failed_spawns.page("spawn-pending/alice", "alice")
+    page = r.text
+    assert 'id="rp-summary"' in page
+    # the cause and the hint, from the timeline though the exception's message was empty
+    assert "does not exist" in page
+    assert "What you can do" in page
+    # the stock Relaunch button still points at the spawn URL under the base_url
+    assert 'id="start"' in page and 'href="/prefix/hub/spawn/alice' in page
+    # our CSS and JS, cache-busted, under the base_url
+    assert "/prefix/hub/richprogress/static/richprogress.css?v=" in page
+    assert "/prefix/hub/richprogress/static/richprogress.js?v=" in page
+
+
+def test_failure_page_escapes_event_text(failed_spawns: Hub) -> None:
+    page = failed_spawns.page("spawn-pending/alice/gpu", "alice").text
+    assert HOSTILE not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "gpu" in page
+
+
+def test_failure_page_escapes_user_name(failed_spawns: Hub) -> None:
+    page = failed_spawns.page(f"spawn-pending/{quote(ODD_USER, safe='')}", ODD_USER).text
+    assert 'id="rp-summary"' in page
+    assert ODD_USER not in page
+    assert "a&lt;&#39;&amp;&#34;&gt;b" in page
+
+
+def test_hub_log_mentions_the_extra_handlers_deprecation_once(failed_spawns: Hub) -> None:
+    # hub_setup's docstring promises exactly this line (setup is called twice in the config)
+    log = failed_spawns.log.read_text()
+    assert log.count("extra_handlers is deprecated") == 1
+
+
+def test_timeline_routes_are_the_documented_ones() -> None:
+    from richprogress import handlers
+
+    routes = [route[0] for route in handlers.default_handlers]
+    for route in routes:
+        shown = route.replace("([^/]+)", "{user}").replace("([^/]*)", "{server_name}")
+        shown = shown.replace("(.*)", "{path}").replace("\\.", ".").lstrip("/")
+        assert shown in (handlers.__doc__ or ""), shown
+
+
+def test_json_is_json(failed_spawns: Hub) -> None:
+    r = failed_spawns.api(timeline_path("alice"), "alice")
+    assert r.headers["Content-Type"].startswith("application/json")
+    json.loads(r.text)
