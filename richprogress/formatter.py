@@ -9,7 +9,7 @@ nothing of JupyterHub or Kubernetes clients; the spawner and the CLI both use it
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, cast
 
 from traitlets import Any as AnyTrait
@@ -22,8 +22,6 @@ from .default_rules import DEFAULT_RULES
 from .normalize import Fields, clean_str, normalize_event, normalize_message
 from .records import EventRecord
 from .rules import Rule, RuleError, RuleSet, load_rules
-
-FormatHook = Callable[[Any, Any, EventRecord], "EventRecord | None | Awaitable[EventRecord | None]"]
 
 _default_rules_cache: list[Rule] | None = None
 
@@ -197,7 +195,7 @@ class EventFormatter(LoggingConfigurable):
                 ("render", rule.id, what),
                 "richprogress: the %s of rule %s failed to render; using the event's own message",
                 what,
-                rule.origin or rule.id,
+                rule.label,
             )
             return None
         if not isinstance(text, str):
@@ -205,7 +203,7 @@ class EventFormatter(LoggingConfigurable):
                 ("type", rule.id, what),
                 "richprogress: the %s of rule %s returned %s, not a str; ignoring it",
                 what,
-                rule.origin or rule.id,
+                rule.label,
                 type(text).__name__,
                 exc_info=False,
             )

@@ -67,6 +67,11 @@ class Rule:
     # wins, and the (reason, component) pre-match shortcut must not reorder them.
     ordered_groups: bool = field(default=False, compare=False)
 
+    @property
+    def label(self) -> str:
+        """How log and error messages name this rule: where it came from and its id."""
+        return _describe(self.origin, self.id) if self.origin else self.id
+
     def match_values(self, values: Sequence[str]) -> dict[str, str] | None:
         """Match the normalized field values; return the merged groups, or None."""
         groups: dict[str, str] = {}

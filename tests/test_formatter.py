@@ -1,0 +1,253 @@
+"""EventFormatter end to end: record shape, whole spawn sequences, hooks, plain text only."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from traitlets import TraitError
+
+from richprogress.formatter import EventFormatter
+from richprogress.records import EventRecord
+
+DATA = Path(__file__).parent / "data"
+RECORD_KEYS = {"id", "timestamp", "first_timestamp", "type", "severity", "reason", "object", "component", "count",
+               "message", "raw_message", "rule", "phase", "hint"}
+
+PULL_FAILED = {
+    "metadata": {"uid": "uid-1"},
+    "involvedObject": {"kind": "Pod", "name": "jupyter-alice", "fieldPath": "spec.containers{notebook}"},
+    "reason": "Failed",
+    "message": 'Failed to pull image "x/y:z": rpc error: code = NotFound desc = x/y:z: not found',
+    "source": {"component": "kubelet"},
+    "type": "Warning",
+    "lastTimestamp": "2026-11-29T21:33:30Z",
+    "count": 2,
+}
+
+
+def load(name: str) -> list[dict[str, Any]]:
+    return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+def test_record_has_every_contract_key_and_is_json() -> None:
+    record = EventFormatter().format_event(PULL_FAILED)
+    assert set(record) == RECORD_KEYS
+    assert record == json.loads(json.dumps(record))
+    assert record["object"] == {"kind": "Pod", "name": "jupyter-alice", "container": "notebook",
+                                "field_path": "spec.containers{notebook}"}
+    assert (record["id"], record["count"], record["timestamp"], record["component"]) == (
+        "uid-1", 2, "2026-11-29T21:33:30Z", "kubelet")
+
+
+SEQUENCES = [
+    pytest.param("image-not-found.events.json", [
+        ("Found a machine for your server (node-a1)", "info", "scheduled"),
+        ("Downloading the image jupyter/does-not-exist:latest for the notebook container", "info", "image"),
+        ("The image jupyter/does-not-exist:latest for the notebook container does not exist", "error", "image"),
+        ("Could not download the image for the notebook container", "error", "image"),
+        (("Waiting before trying again to download the image jupyter/does-not-exist:latest for the notebook "
+         "container"), "warning", "image"),
+        ("Waiting before trying again to download the image for the notebook container", "warning", "image"),
+    ], id="image-not-found"),
+    pytest.param("volume-provisioning.events.json", [
+        ("Your storage will be created once a machine is chosen for your server", "info", "volume"),
+        ("Waiting for the storage service to create your disk", "info", "volume"),
+        ("Creating a disk for your storage", "info", "volume"),
+        ("Found a machine for your server (ip-10-0-1-2.us-west-2.compute.internal)", "info", "scheduled"),
+        ("Your disk has been created", "info", "volume"),
+        ("Your disk is connected to the machine", "info", "volume"),
+        (("The image quay.io/jupyter/scipy-notebook:2025-11-10 for the notebook container is already on the machine "
+         "(no download needed)"), "info", "image"),
+        ("Created the notebook container", "info", "starting"),
+        ("Started the notebook container", "info", "starting"),
+    ], id="volume-provisioning"),
+    pytest.param("out-of-memory.events.json", [
+        ("Found a machine for your server (node-a1)", "info", "scheduled"),
+        (("The image quay.io/jupyter/scipy-notebook:2025-11-10 for the notebook container is already on the machine "
+         "(no download needed)"), "info", "image"),
+        ("Created the notebook container", "info", "starting"),
+        ("Started the notebook container", "info", "starting"),
+        ("The program python3 ran out of memory and was stopped", "error", "starting"),
+        ("The notebook container keeps crashing; waiting before restarting it", "error", "starting"),
+    ], id="out-of-memory"),
+]
+
+
+@pytest.mark.parametrize(("filename", "expected"), SEQUENCES)
+def test_spawn_sequences(filename: str, expected: list[tuple[str, str, str]]) -> None:
+    formatter = EventFormatter()
+    records = [formatter.format_event(event) for event in load(filename)]
+    assert [(r["message"], r["severity"], r["phase"]) for r in records] == expected
+    assert len({r["id"] for r in records}) == len(records)
+
+
+def test_repeat_keeps_id_and_reports_count() -> None:
+    events = load("image-not-found.events.json")
+    backoff = events[4]
+    record = EventFormatter().format_event(backoff)
+    assert (record["count"], record["first_timestamp"], record["timestamp"]) == (
+        3, "2026-11-29T21:33:04Z", "2026-11-29T21:34:10Z")
+    assert EventFormatter().format_event({**backoff, "count": 4})["id"] == record["id"]
+
+
+def test_kubespawner_custom_event() -> None:
+    record = EventFormatter().format_event({"message": "Started container for user alice"})
+    assert (record["type"], record["message"], record["severity"], record["rule"]) == (
+        "Custom", "Started container for user alice", "info", None)
+
+
+def test_format_message_applies_rules() -> None:
+    formatter = EventFormatter(extra_rules=[{"id": "patience", "match": {"message": r"Still waiting \((?P<s>\d+)"},
+                                             "template": "Still working on it ({s} seconds so far)",
+                                             "phase": "requested"}])
+    record = formatter.format_message("Still waiting (42 seconds)", id="p-1", timestamp="2026-11-29T21:33:30Z")
+    assert (record["id"], record["type"], record["message"], record["phase"], record["rule"]) == (
+        "p-1", "Custom", "Still working on it (42 seconds so far)", "requested", "patience")
+    assert set(record) == RECORD_KEYS
+
+
+# ---- no HTML -----------------------------------------------------------------------
+
+HOSTILE = "<script>alert(1)</script><img src=x onerror=alert('2')>&amp;"
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"reason": "Weird", "message": HOSTILE, "type": "Warning"},
+        {"reason": "Pulling", "message": f'Pulling image "{HOSTILE}"',
+         "involvedObject": {"fieldPath": "spec.containers{<b>c</b>}"}},
+        {"reason": "Failed", "message": f'Failed to pull image "{HOSTILE}": not found',
+         "involvedObject": {"fieldPath": "spec.containers{notebook}"}},
+    ],
+    ids=["raw-message", "image-name-and-container", "failed-pull"],
+)
+def test_markup_stays_plain_text_and_none_is_added(event: dict) -> None:
+    record = EventFormatter().format_event(event)
+    assert HOSTILE in record["message"]  # untouched: escaping is the renderer's job
+    for text in (record["message"], record["hint"] or ""):
+        stripped = text.replace(HOSTILE, "").replace("<b>c</b>", "")
+        assert "<" not in stripped and ">" not in stripped and "&" not in stripped
+
+
+def test_default_rules_never_write_markup() -> None:
+    from richprogress.default_rules import DEFAULT_RULES
+
+    for rule in DEFAULT_RULES:
+        for key in ("template", "hint"):
+            if isinstance(rule.get(key), str):
+                assert not any(c in rule[key] for c in "<>&"), rule["id"]
+
+
+# ---- hooks -------------------------------------------------------------------------
+
+
+def test_sync_hook_edits_record_and_gets_spawner_and_raw_event() -> None:
+    seen: list[Any] = []
+
+    def hook(spawner: Any, event: Any, record: EventRecord) -> EventRecord:
+        seen.append((spawner, event))
+        record["hint"] = "See the image list at docs.example.edu"
+        return record
+
+    formatter = EventFormatter(format_hook=hook)
+    record = formatter.format_event(PULL_FAILED, spawner="the-spawner")
+    assert record["hint"] == "See the image list at docs.example.edu"
+    assert seen == [("the-spawner", PULL_FAILED)]
+
+
+def test_hook_returning_none_keeps_default() -> None:
+    default = EventFormatter().format_event(PULL_FAILED)
+    assert EventFormatter(format_hook=lambda s, e, r: None).format_event(PULL_FAILED) == default
+
+
+def test_hook_returning_partial_record_keeps_other_keys() -> None:
+    record = EventFormatter(format_hook=lambda s, e, r: {"message": "short"}).format_event(PULL_FAILED)
+    assert record["message"] == "short" and set(record) == RECORD_KEYS
+
+
+def test_hook_mutating_then_raising_does_not_leak_into_default(caplog: pytest.LogCaptureFixture) -> None:
+    def hook(spawner: Any, event: Any, record: EventRecord) -> EventRecord:
+        record["message"] = "half-edited"
+        raise ValueError("hook bug")
+
+    formatter = EventFormatter(format_hook=hook)
+    default = EventFormatter().format_event(PULL_FAILED)
+    with caplog.at_level(logging.ERROR):
+        results = [formatter.format_event(PULL_FAILED) for _ in range(5)]
+    assert all(r == default for r in results)
+    logged = [r for r in caplog.records if "format_hook" in r.getMessage()]
+    assert len(logged) == 1
+    assert "image-not-found" in logged[0].getMessage() and "Failed" in logged[0].getMessage()
+    assert logged[0].exc_info is not None
+
+
+def test_hook_errors_logged_once_per_rule(caplog: pytest.LogCaptureFixture) -> None:
+    def hook(spawner: Any, event: Any, record: EventRecord) -> EventRecord:
+        raise ValueError("hook bug")
+
+    formatter = EventFormatter(format_hook=hook)
+    other = {"reason": "Started", "message": "Started container notebook"}
+    with caplog.at_level(logging.ERROR):
+        for _ in range(3):
+            formatter.format_event(PULL_FAILED)
+            formatter.format_event(other)
+    assert len([r for r in caplog.records if "format_hook" in r.getMessage()]) == 2
+
+
+def test_hook_returning_wrong_type_keeps_default(caplog: pytest.LogCaptureFixture) -> None:
+    default = EventFormatter().format_event(PULL_FAILED)
+    with caplog.at_level(logging.ERROR):
+        assert EventFormatter(format_hook=lambda s, e, r: "text").format_event(PULL_FAILED) == default
+    assert any("expected a record" in r.getMessage() for r in caplog.records)
+
+
+async def test_async_hook_is_awaited_by_format_event_async() -> None:
+    async def hook(spawner: Any, event: Any, record: EventRecord) -> EventRecord:
+        await asyncio.sleep(0)
+        record["message"] = f"async: {record['message']}"
+        return record
+
+    record = await EventFormatter(format_hook=hook).format_event_async(PULL_FAILED)
+    assert record["message"] == "async: The image x/y:z for the notebook container does not exist"
+
+
+async def test_sync_hook_works_from_format_event_async() -> None:
+    record = await EventFormatter(format_hook=lambda s, e, r: {**r, "hint": "h"}).format_event_async(PULL_FAILED)
+    assert record["hint"] == "h"
+
+
+async def test_async_hook_raising_keeps_default(caplog: pytest.LogCaptureFixture) -> None:
+    async def hook(spawner: Any, event: Any, record: EventRecord) -> EventRecord:
+        raise RuntimeError("async bug")
+
+    default = EventFormatter().format_event(PULL_FAILED)
+    with caplog.at_level(logging.ERROR):
+        assert await EventFormatter(format_hook=hook).format_event_async(PULL_FAILED) == default
+    assert any("format_hook" in r.getMessage() for r in caplog.records)
+
+
+def test_async_hook_in_sync_call_keeps_default_and_is_closed(caplog: pytest.LogCaptureFixture) -> None:
+    started: list[bool] = []
+
+    async def hook(spawner: Any, event: Any, record: EventRecord) -> EventRecord:
+        started.append(True)
+        return {**record, "message": "never"}
+
+    formatter = EventFormatter(format_hook=hook)
+    default = EventFormatter().format_event(PULL_FAILED)
+    with caplog.at_level(logging.ERROR):
+        assert formatter.format_event(PULL_FAILED) == default
+        assert formatter.format_event(PULL_FAILED) == default
+    assert started == []  # closed, never run, and no "never awaited" warning
+    assert len([r for r in caplog.records if "format_event_async" in r.getMessage()]) == 1
+
+
+def test_hook_must_be_callable() -> None:
+    with pytest.raises(TraitError, match="format_hook must be callable"):
+        EventFormatter(format_hook="not callable")
