@@ -13,6 +13,7 @@ cause has to come from the records whenever they hold one.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -230,10 +231,22 @@ _AFTERMATH_REASONS = frozenset({"Killing", "Stopped", "SuccessfulDelete"})
 _SPAWN_FAILED_PREFIX = re.compile(r"^\s*(spawn failed\s*:?\s*)+", re.IGNORECASE)
 
 
+def _text(record: Mapping[str, Any], key: str) -> str | None:
+    """A string field, or None. Records may come from a user's hook: never trust types."""
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
 def _classify(record: Mapping[str, Any]) -> _Failure | None:
-    reason = record.get("reason") or ""
+    reason = _text(record, "reason") or ""
     # The event's own words: rules may reword the sentence in any way.
-    raw = str(record.get("raw_message") or record.get("message") or "")
+    raw = _text(record, "raw_message") or _text(record, "message") or ""
     for failure in _FAILURES:
         if failure.reasons and reason not in failure.reasons:
             continue
@@ -245,13 +258,13 @@ def _classify(record: Mapping[str, Any]) -> _Failure | None:
 
 def record_phase(record: Mapping[str, Any]) -> str | None:
     """The step a record reports on: its own ``phase``, else one known from its reason."""
-    phase = record.get("phase")
+    phase = _text(record, "phase")
     if phase in PHASE_LABELS:
-        return str(phase)
+        return phase
     failure = _classify(record)
     if failure is not None:
         return failure.phase
-    return _REASON_PHASES.get(record.get("reason") or "")
+    return _REASON_PHASES.get(_text(record, "reason") or "")
 
 
 def _is_problem(record: Mapping[str, Any]) -> bool:
@@ -292,7 +305,7 @@ def _phase_index(phase: str | None) -> int:
 def latest_phase(records: Sequence[EventRecord]) -> str | None:
     """The step of the latest record that says which step it is on (stops excluded)."""
     for record in reversed(time_order(records)):
-        if record.get("reason") in _AFTERMATH_REASONS:
+        if _text(record, "reason") in _AFTERMATH_REASONS:
             continue
         phase = record_phase(record)
         if phase is not None:
@@ -316,7 +329,7 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
         overcome = any(
             later.get("severity") == "info"
             and later.get("type") != "Warning"
-            and later.get("reason") not in _AFTERMATH_REASONS
+            and _text(later, "reason") not in _AFTERMATH_REASONS
             and _phase_index(record_phase(later)) > phase_at
             for later in ordered[position + 1 :]
         )
@@ -361,14 +374,14 @@ def diagnose(records: Sequence[EventRecord], failure_message: str | None = None)
     reached = latest_phase(records)
     if record is not None:
         failure = _classify(record)
-        phase = record_phase(record) or reached
-        hint = record.get("hint") or (failure.hint if failure else None)
+        phase = record_phase(record) or reached or "requested"
+        hint = _text(record, "hint") or (failure.hint if failure else None)
         if not hint:
             hint = PHASE_HINTS.get(phase or "requested", HINT_RETRY)
-        summary = (record.get("message") or record.get("raw_message") or "").strip()
+        summary = " ".join((_text(record, "message") or _text(record, "raw_message") or "").split())
         if not summary:
             summary = clean_failure_message(failure_message) or timeout_sentence(phase)
-        return Diagnosis(summary=summary, hint=hint, phase=phase, record_id=record.get("id"))
+        return Diagnosis(summary=summary, hint=hint, phase=phase, record_id=_text(record, "id"))
     phase = reached or "requested"
     cleaned = clean_failure_message(failure_message)
     if cleaned:
@@ -406,10 +419,8 @@ def record_offset(record: Mapping[str, Any], started: datetime | None) -> float 
             moment = parse_timestamp(record.get(key))
             if moment is not None:
                 return max(0.0, (moment - started).total_seconds())
-    since = record.get("since_spawn")
-    if isinstance(since, (int, float)):
-        return max(0.0, float(since))
-    return None
+    since = _number(record.get("since_spawn"))
+    return None if since is None else max(0.0, since)
 
 
 def step_durations(
@@ -438,7 +449,7 @@ def step_durations(
     if started is not None:
         steps.append({"phase": "requested", "label": PHASE_LABELS["requested"], "start": 0.0})
     for record in ordered:
-        if record.get("reason") in _AFTERMATH_REASONS:
+        if _text(record, "reason") in _AFTERMATH_REASONS:
             continue
         phase = record_phase(record)
         offset = record_offset(record, start_at)
@@ -483,17 +494,17 @@ class Fold(TypedDict):
 
 
 def _fold(run: Sequence[Mapping[str, Any]]) -> Fold:
-    reasons = {r.get("reason") for r in run}
-    messages = {r.get("message") for r in run}
+    reasons = {_text(r, "reason") for r in run}
+    messages = {_text(r, "message") for r in run}
     return Fold(
         folded=len(run),
-        count=sum(int(r.get("count") or 1) for r in run),
+        count=sum(max(1, int(_number(r.get("count")) or 1)) for r in run),
         reason=reasons.pop() if len(reasons) == 1 else None,
         message=messages.pop() if len(messages) == 1 else None,
-        first=run[0].get("since_spawn"),
-        last=run[-1].get("since_spawn"),
-        first_timestamp=run[0].get("first_timestamp") or run[0].get("timestamp"),
-        last_timestamp=run[-1].get("timestamp") or run[-1].get("first_timestamp"),
+        first=_number(run[0].get("since_spawn")),
+        last=_number(run[-1].get("since_spawn")),
+        first_timestamp=_text(run[0], "first_timestamp") or _text(run[0], "timestamp"),
+        last_timestamp=_text(run[-1], "timestamp") or _text(run[-1], "first_timestamp"),
         ids=[str(r.get("id")) for r in run],
     )
 
@@ -536,12 +547,12 @@ def fold_records(
     index = 0
     while index < len(records):
         end = index + 1
-        key = (records[index].get("reason"), records[index].get("message"))
+        key = (_text(records[index], "reason"), _text(records[index], "message"))
         while (
             end < len(records)
             and (
-                records[end].get("reason"),
-                records[end].get("message"),
+                _text(records[end], "reason"),
+                _text(records[end], "message"),
             )
             == key
         ):

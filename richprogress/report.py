@@ -6,6 +6,7 @@ timeline's text endpoint). Plain text only: no HTML, and ANSI colors only when a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,9 +18,17 @@ _ANSI = {"warning": "\x1b[33m", "error": "\x1b[31m", "dim": "\x1b[2m", "bold": "
 _RESET = "\x1b[0m"
 
 
+def _unknown(seconds: Any) -> bool:
+    return (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, (int, float))
+        or not math.isfinite(seconds)
+    )
+
+
 def format_clock(seconds: float | None) -> str:
     """A since-spawn clock: ``+0:07``, ``+2:31``, ``+1:02:03``; "" when unknown."""
-    if seconds is None:
+    if _unknown(seconds):
         return ""
     total = max(0, int(seconds))
     hours, rest = divmod(total, 3600)
@@ -31,7 +40,7 @@ def format_clock(seconds: float | None) -> str:
 
 def format_duration(seconds: float | None) -> str:
     """A duration for people: ``7 s``, ``2 min 31 s``, ``1 h 02 min``; "" when unknown."""
-    if seconds is None:
+    if _unknown(seconds):
         return ""
     total = max(0, round(seconds))
     hours, rest = divmod(total, 3600)
@@ -57,7 +66,9 @@ def format_utc(timestamp: str | None) -> str:
 
 def format_object(record: Mapping[str, Any]) -> str:
     """``Pod/jupyter-alice[notebook]``, or the parts of it the record has."""
-    obj = record.get("object") or {}
+    obj = record.get("object")
+    if not isinstance(obj, Mapping):
+        return ""
     kind, name, container = obj.get("kind"), obj.get("name"), obj.get("container")
     text = "/".join(str(part) for part in (kind, name) if part)
     if container:
@@ -128,7 +139,7 @@ def render_timeline_text(
     """
     decisive = diagnosis.get("record_id") if diagnosis else None
     rows = fold_records(records, keep, decisive_id=decisive)
-    show_clock = any(r.get("since_spawn") is not None for r in records)
+    show_clock = any(format_clock(r.get("since_spawn")) for r in records)
     table: list[tuple[list[str] | str, str | None]] = []
     for row in rows:
         if is_fold(row):

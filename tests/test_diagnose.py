@@ -8,9 +8,12 @@ the decisive record independently of the wording of the default rules.
 from __future__ import annotations
 
 import random
+from datetime import datetime
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from richprogress.diagnose import (
     HINT_CRASH,
@@ -27,6 +30,7 @@ from richprogress.diagnose import (
     step_durations,
 )
 from richprogress.records import PHASE_NAMES
+from richprogress.report import render_timeline_text
 
 
 def rec(
@@ -844,3 +848,59 @@ def test_diagnose_with_default_rules(
         assert got["summary"] == decisive["message"]
         assert got["hint"] == (decisive.get("hint") or got["hint"])
     assert got["hint"]
+
+
+# -- never raises: records can come from a user's hook -------------------------------------
+
+JUNK = st.one_of(
+    st.none(),
+    st.integers(),
+    st.floats(),
+    st.booleans(),
+    st.text(max_size=30),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+)
+TIMESTAMPS = st.one_of(
+    st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1)).map(
+        lambda d: d.isoformat() + "Z"
+    ),
+    JUNK,
+)
+RECORD = st.fixed_dictionaries(
+    {
+        "id": st.one_of(st.text(max_size=4), JUNK),
+        "timestamp": TIMESTAMPS,
+        "first_timestamp": TIMESTAMPS,
+        "type": st.one_of(st.sampled_from(["Normal", "Warning", "Custom"]), JUNK),
+        "severity": st.one_of(st.sampled_from(["info", "warning", "error"]), JUNK),
+        "reason": st.one_of(
+            st.sampled_from(["Failed", "BackOff", "FailedScheduling", "Scheduled", "Killing"]), JUNK
+        ),
+        "object": st.one_of(
+            st.fixed_dictionaries({"kind": JUNK, "name": JUNK, "container": JUNK}), JUNK
+        ),
+        "count": JUNK,
+        "message": st.one_of(st.text(max_size=40), JUNK),
+        "raw_message": st.one_of(
+            st.sampled_from(['Failed to pull image "x": not found', "Error: ErrImagePull"]), JUNK
+        ),
+        "phase": st.one_of(st.sampled_from(PHASE_NAMES), JUNK),
+        "hint": st.one_of(st.text(max_size=10), JUNK),
+        "since_spawn": JUNK,
+    }
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(records=st.lists(RECORD, max_size=12), failure=st.one_of(st.none(), st.text(max_size=20)))
+def test_never_raises_on_odd_records(records: list[dict[str, Any]], failure: str | None) -> None:
+    got = diagnose(records, failure)  # type: ignore[arg-type]
+    assert isinstance(got["summary"], str) and got["summary"].strip()
+    assert got["phase"] in PHASE_NAMES
+    assert step_durations(records, "2026-11-29T10:00:00Z") is not None  # type: ignore[arg-type]
+    rows = fold_records(records, 5, decisive_id=got["record_id"])  # type: ignore[arg-type]
+    shown = sum(row["folded"] if is_fold(row) else 1 for row in rows)  # type: ignore[misc]
+    assert shown == len(records)
+    text = render_timeline_text(records, diagnosis=got)  # type: ignore[arg-type]
+    assert text.endswith("\n")
