@@ -54,3 +54,48 @@ async def running_cluster(
                 os.environ.pop("KUBECONFIG", None)
             else:
                 os.environ["KUBECONFIG"] = previous
+
+
+async def wait_until(predicate: Any, timeout: float = 20.0, interval: float = 0.02) -> Any:
+    """Poll ``predicate()`` until it returns something truthy; fail after ``timeout``."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if loop.time() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        await asyncio.sleep(interval)
+
+
+def pod_body(
+    name: str, image: str = "quay.io/jupyterhub/singleuser:latest", scenario: str | None = None
+) -> dict[str, Any]:
+    """A pod as KubeSpawner would POST it (the parts the simulated cluster reads)."""
+    annotations = {} if scenario is None else {"richprogress.demo/scenario": scenario}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "labels": {"component": "singleuser-server", "hub.jupyter.org/username": name},
+            "annotations": annotations,
+        },
+        "spec": {
+            "containers": [
+                {
+                    "name": "notebook",
+                    "image": image,
+                    "ports": [{"containerPort": 8888, "name": "notebook-port"}],
+                    "env": [
+                        {"name": "JUPYTERHUB_USER", "value": name},
+                        {"name": "JUPYTERHUB_SERVICE_PREFIX", "value": f"/user/{name}/"},
+                    ],
+                }
+            ],
+            "restartPolicy": "OnFailure",
+        },
+    }

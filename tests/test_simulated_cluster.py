@@ -1,15 +1,52 @@
 """The simulated Kubernetes cluster: its API protocol, its scenarios, and the real
-KubeSpawner running against it unchanged."""
+KubeSpawner running against it unchanged (DESIGN.md contract 5)."""
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
+import os
+import signal
+import subprocess
+import sys
 from urllib.parse import urlparse
 
 import aiohttp
 import pytest
-from cluster_fixtures import make_kubespawner, running_cluster
+from cluster_fixtures import make_kubespawner, pod_body, running_cluster, wait_until
+
+from richprogress.demo.cluster import SCENARIO_ANNOTATION, ScenarioError, scenario_names
+from richprogress.demo.cluster.scenarios import (
+    choose_scenario,
+    load_registry,
+    normalize_image,
+    validate,
+)
+from richprogress.demo.cluster.selectors import parse_field_selector, parse_label_selector
+
+MISSING_IMAGE = "quay.io/jupyter/scipy-notebook:2099-01-01"
+PODS = "/api/v1/namespaces/default/pods"
+EVENTS = "/api/v1/namespaces/default/events"
+
+
+async def read_watch(session, url, params, until=None, limit=200):
+    """Read a watch stream's JSON lines until it ends, ``until(items)`` is true, or limit."""
+    items = []
+    async with session.get(url, params={**params, "watch": "True"}) as response:
+        assert response.status == 200
+        while len(items) < limit:
+            line = await response.content.readline()
+            if not line:
+                break
+            assert line.endswith(b"\n")
+            items.append(json.loads(line))
+            if until is not None and until(items):
+                break
+    return items
+
+
+# -- the real KubeSpawner against the simulated cluster ---------------------------------
 
 
 async def test_happy_path_start_returns_url_and_standin_answers(tmp_path):
@@ -27,9 +64,481 @@ async def test_happy_path_start_returns_url_and_standin_answers(tmp_path):
                 assert response.status < 500  # what JupyterHub's readiness check needs
         reasons = [e["reason"] for e in cluster.events_for("jupyter-alice")]
         assert reasons == ["Scheduled", "Pulling", "Pulled", "Created", "Started"]
+        assert await spawner.poll() is None
         await spawner.stop()
         assert cluster.pod("jupyter-alice") is None
+        assert cluster.events_for("jupyter-alice")[-1]["reason"] == "Killing"
         assert await spawner.poll() == 1
         with pytest.raises(aiohttp.ClientConnectionError):
             async with aiohttp.ClientSession() as session:
                 await asyncio.wait_for(session.get(f"{url}/user/alice/"), 5)
+
+
+async def test_image_not_found_times_out_and_progress_names_the_image(tmp_path):
+    async with running_cluster(tmp_path, speed=20) as cluster:
+        spawner = make_kubespawner(
+            cluster,
+            "bob",
+            image=MISSING_IMAGE,
+            start_timeout=3,
+            extra_annotations={SCENARIO_ANNOTATION: "image-not-found"},
+        )
+        messages: list[str] = []
+
+        async def follow() -> None:
+            async for item in spawner.progress():
+                messages.append(item["message"])
+
+        follower = asyncio.create_task(follow())
+        with pytest.raises(asyncio.TimeoutError, match="did not start"):
+            await spawner.start()
+        await asyncio.wait_for(follower, 10)
+        failed = [m for m in messages if "Failed to pull image" in m]
+        assert failed, messages
+        assert f'"{MISSING_IMAGE}"' in failed[0]
+        assert f"{MISSING_IMAGE}: not found" in failed[0]
+        assert any("Error: ImagePullBackOff" in m for m in messages)
+        await spawner.stop()
+
+
+async def test_volume_provisioning_emits_pvc_events_then_starts(tmp_path):
+    async with running_cluster(tmp_path, speed=20) as cluster:
+        spawner = make_kubespawner(
+            cluster,
+            "carol",
+            storage_pvc_ensure=True,
+            pvc_name_template="claim-{username}",
+            extra_annotations={SCENARIO_ANNOTATION: "volume-provisioning"},
+        )
+        await spawner.start()
+        pvc_events = cluster.events_for("claim-carol")
+        assert [e["reason"] for e in pvc_events] == [
+            "WaitForFirstConsumer",
+            "ExternalProvisioning",
+            "Provisioning",
+            "ProvisioningSucceeded",
+        ]
+        assert {e["involvedObject"]["kind"] for e in pvc_events} == {"PersistentVolumeClaim"}
+        claim = cluster.store.get("persistentvolumeclaims", "default", "claim-carol")
+        assert pvc_events[0]["involvedObject"]["uid"] == claim["metadata"]["uid"]
+        assert claim["status"]["phase"] == "Bound"
+        pod_reasons = [e["reason"] for e in cluster.events_for("jupyter-carol")]
+        assert pod_reasons[:2] == ["Scheduled", "SuccessfulAttachVolume"]
+        assert pod_reasons[-1] == "Started"
+        await spawner.stop()
+
+
+async def test_user_namespaces_use_cluster_wide_lists(tmp_path):
+    async with running_cluster(tmp_path, speed=20) as cluster:
+        spawner = make_kubespawner(cluster, "dave", enable_user_namespaces=True)
+        url = await spawner.start()
+        assert spawner.namespace == "user-dave"
+        assert cluster.pod("jupyter-dave", namespace="user-dave") is not None
+        paths = {path.split("?")[0] for _, path, _ in cluster.api.request_log}
+        assert {"/api/v1/pods", "/api/v1/events", "/api/v1/namespaces"} <= paths
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"{url}/user/dave/") as response:
+                assert response.status == 200
+        await spawner.stop()
+
+
+# -- scenarios, played through the raw API ----------------------------------------------
+
+# scenario -> the reasons of its first pass (in order), and whether the pod becomes ready
+SCENARIO_TABLE = {
+    "happy-path": (["Scheduled", "Pulling", "Pulled", "Created", "Started"], True),
+    "scale-up": (
+        ["FailedScheduling", "TriggeredScaleUp", "FailedScheduling", "Scheduled",
+         "TaintManagerEviction", "Pulling", "Pulled", "Created", "Started"],
+        True,
+    ),
+    "volume-provisioning": (
+        ["WaitForFirstConsumer", "ExternalProvisioning", "Provisioning", "ProvisioningSucceeded",
+         "Scheduled", "SuccessfulAttachVolume", "Pulling", "Pulled", "Created", "Started"],
+        True,
+    ),
+    "image-not-found": (["Scheduled", "Pulling", "Failed", "Failed", "BackOff", "Failed"], False),
+    "custom-image": (["Scheduled", "Pulling", "Failed", "Failed", "BackOff", "Failed"], False),
+    "no-node-fits": (["FailedScheduling", "NotTriggerScaleUp"], False),
+    "out-of-memory": (["Scheduled", "Pulled", "Created", "Started", "BackOff"], False),
+}
+
+
+def test_every_shipped_scenario_is_in_the_table():
+    assert sorted(SCENARIO_TABLE) == scenario_names()
+
+
+def _ready(pod):
+    status = (pod or {}).get("status", {})
+    statuses = status.get("containerStatuses")
+    return (
+        status.get("phase") == "Running"
+        and status.get("podIP")
+        and statuses
+        and all(s["ready"] for s in statuses)
+    )
+
+
+def _check_event_shape(event, namespace="default"):
+    meta = event["metadata"]
+    assert meta["uid"] and meta["resourceVersion"] and meta["namespace"] == namespace
+    assert "lastTimestamp" in event and "eventTime" in event
+    stamp = event["lastTimestamp"] or event["eventTime"]
+    assert stamp and stamp.endswith("Z")
+    involved = event["involvedObject"]
+    assert involved["kind"] in ("Pod", "PersistentVolumeClaim")
+    assert {"namespace", "name", "uid", "apiVersion"} <= set(involved)
+    assert event["reportingComponent"]
+    assert isinstance(event["source"], dict)
+    assert event["type"] in ("Normal", "Warning")
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIO_TABLE))
+async def test_scenario_plays_real_events_and_status(tmp_path, scenario):
+    reasons, becomes_ready = SCENARIO_TABLE[scenario]
+    async with running_cluster(tmp_path, speed=200) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            body = pod_body("jupyter-erin", scenario=scenario)
+            async with session.post(PODS, json=body) as response:
+                assert response.status == 201
+        if becomes_ready:
+            await wait_until(lambda: _ready(cluster.pod("jupyter-erin")))
+        else:
+            # never ready: wait until the kubelet repeats itself (an event's count grows)
+            await wait_until(
+                lambda: any(
+                    (e.get("count") or e.get("series", {}).get("count", 1)) > 1
+                    for e in cluster.store.list("events")
+                )
+            )
+            assert not _ready(cluster.pod("jupyter-erin"))
+        events = cluster.store.list("events")
+        assert [e["reason"] for e in events][: len(reasons)] == reasons
+        for event in events:
+            _check_event_shape(event)
+
+
+async def test_out_of_memory_container_is_oom_killed_then_backs_off(tmp_path):
+    async with running_cluster(tmp_path, speed=100) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            await session.post(PODS, json=pod_body("jupyter-fay", scenario="out-of-memory"))
+            rv = cluster.store.resource_version
+            seen = await read_watch(
+                session,
+                PODS,
+                {"resourceVersion": str(int(rv) - 5), "timeoutSeconds": "20"},
+                until=lambda items: "waiting" in items[-1]["object"]["status"]
+                .get("containerStatuses", [{}])[0]
+                .get("state", {})
+                and items[-1]["object"]["status"]["containerStatuses"][0]["restartCount"] > 0,
+            )
+        statuses = [i["object"]["status"].get("containerStatuses", [{}])[0] for i in seen]
+        terminated = [s["state"]["terminated"] for s in statuses if "terminated" in s.get("state", {})]
+        assert terminated and terminated[0]["reason"] == "OOMKilled"
+        assert terminated[0]["exitCode"] == 137
+        last = statuses[-1]
+        assert last["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+        assert last["lastState"]["terminated"]["reason"] == "OOMKilled"
+        assert last["ready"] is False
+        backoff = [e for e in cluster.events_for("jupyter-fay") if e["reason"] == "BackOff"]
+        assert backoff[0]["type"] == "Warning"
+        assert backoff[0]["message"].startswith("Back-off restarting failed container notebook in pod jupyter-fay_default(")
+
+
+@pytest.mark.parametrize(
+    ("annotation", "image", "expected"),
+    [
+        pytest.param("scale-up", "quay.io/jupyterhub/singleuser:latest", "scale-up", id="annotation-wins"),
+        pytest.param(None, "quay.io/jupyterhub/singleuser:latest", "happy-path", id="registry-image"),
+        pytest.param(None, "jupyter/base-notebook", "happy-path", id="docker-hub-short-name"),
+        pytest.param(None, "docker.io/jupyter/base-notebook:latest", "happy-path", id="docker-hub-full-name"),
+        pytest.param(None, "quay.io/jupyter/scipy-notebook:2099-01-01", "custom-image", id="unknown-tag"),
+        pytest.param(None, "example.org/someone/own-image:v1", "custom-image", id="unknown-image"),
+        pytest.param("no-such-scenario", "ghcr.io/x/y:z", "custom-image", id="unknown-annotation-uses-image"),
+    ],
+)
+def test_scenario_choice(annotation, image, expected):
+    from richprogress.demo.cluster.scenarios import builtin_scenarios
+
+    body = pod_body("jupyter-x", image=image, scenario=annotation)
+    assert choose_scenario(body, builtin_scenarios(), load_registry()) == expected
+
+
+async def test_custom_image_failure_names_the_users_image(tmp_path):
+    image = "example.org/someone/own-image:v1"
+    async with running_cluster(tmp_path, speed=100) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            await session.post(PODS, json=pod_body("jupyter-gus", image=image))
+        failed = await wait_until(
+            lambda: [e for e in cluster.events_for("jupyter-gus") if e["message"].startswith("Failed to pull")]
+        )
+        assert failed[0]["message"] == (
+            f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and '
+            f'unpack image "{image}": failed to resolve reference "{image}": {image}: not found'
+        )
+        assert failed[0]["involvedObject"]["fieldPath"] == "spec.containers{notebook}"
+        waiting = await wait_until(
+            lambda: cluster.pod("jupyter-gus")["status"].get("containerStatuses", [{}])[0]
+            .get("state", {}).get("waiting", {}).get("reason") == "ImagePullBackOff"
+        )
+        assert waiting
+
+
+def test_docker_hub_names_are_normalized_like_containerd():
+    assert normalize_image("python") == "docker.io/library/python:latest"
+    assert normalize_image("jupyter/base-notebook") == "docker.io/jupyter/base-notebook:latest"
+    assert normalize_image("quay.io/a/b:1") == "quay.io/a/b:1"
+    assert normalize_image("localhost:5000/a") == "localhost:5000/a:latest"
+
+
+@pytest.mark.parametrize(
+    ("data", "complaint"),
+    [
+        pytest.param({"name": "x", "outcome": "ready"}, "missing key(s) ['steps']", id="no-steps"),
+        pytest.param({"name": "x", "outcome": "maybe", "steps": [{"delay": 1}]}, "outcome", id="bad-outcome"),
+        pytest.param({"name": "x", "outcome": "ready", "steps": [{"delay": -1}]}, "steps[0].delay", id="negative-delay"),
+        pytest.param(
+            {"name": "x", "outcome": "ready", "steps": [{"delay": 1, "events": [{"reason": "R", "component": "kubelet", "message": "{imgae}"}]}]},
+            "unknown placeholder {imgae}",
+            id="typo-in-placeholder",
+        ),
+        pytest.param(
+            {"name": "x", "outcome": "ready", "steps": [{"delay": 1, "pod": {"phase": "Runing"}}]},
+            "steps[0].pod.phase",
+            id="bad-phase",
+        ),
+        pytest.param({"name": "x", "outcome": "ready", "steps": [{"delay": 1, "sleep": 2}]}, "unknown key(s) ['sleep']", id="unknown-step-key"),
+        pytest.param({"name": "x", "outcome": "ready", "steps": [{"delay": 1}], "loop": {"from": 3}}, "loop.from", id="loop-out-of-range"),
+    ],
+)
+def test_bad_scenarios_are_rejected_with_the_place(data, complaint):
+    with pytest.raises(ScenarioError) as info:
+        validate(data, "x.json")
+    assert complaint in str(info.value)
+    assert str(info.value).startswith("x.json")
+
+
+# -- the list and watch protocol --------------------------------------------------------
+
+
+async def test_list_has_resource_version_and_watch_needs_capital_true_or_true(tmp_path):
+    async with running_cluster(tmp_path) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            async with session.get(PODS, params={"labelSelector": "", "fieldSelector": ""}) as r:
+                listing = await r.json()
+            assert listing["kind"] == "PodList"
+            assert isinstance(listing["metadata"]["resourceVersion"], str)
+            assert listing["items"] == []
+            for flag in ("True", "true", "1"):
+                params = {"resourceVersion": listing["metadata"]["resourceVersion"],
+                          "timeoutSeconds": "1", "watch": flag}
+                async with session.get(PODS, params=params) as r:
+                    assert r.headers.get("Transfer-Encoding") == "chunked"
+                    assert await r.read() == b""  # nothing happened: an empty stream, closed
+
+
+async def test_watch_replays_history_newer_than_rv_then_streams_live(tmp_path):
+    async with running_cluster(tmp_path, speed=1) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            async with session.get(PODS) as r:
+                rv = (await r.json())["metadata"]["resourceVersion"]
+            async with session.post(PODS, json=pod_body("jupyter-early")) as r:
+                assert r.status == 201
+            watch = asyncio.create_task(
+                read_watch(session, PODS, {"resourceVersion": rv, "timeoutSeconds": "10"},
+                           until=lambda items: len(items) >= 2)
+            )
+            await asyncio.sleep(0.2)
+            async with session.post(PODS, json=pod_body("jupyter-late")) as r:
+                assert r.status == 201
+            items = await asyncio.wait_for(watch, 15)
+        assert [(i["type"], i["object"]["metadata"]["name"]) for i in items[:2]] == [
+            ("ADDED", "jupyter-early"),
+            ("ADDED", "jupyter-late"),
+        ]
+        rvs = [int(i["object"]["metadata"]["resourceVersion"]) for i in items]
+        assert rvs == sorted(rvs) and rvs[0] > int(rv)
+
+
+async def test_watch_closes_after_timeout_seconds(tmp_path):
+    async with running_cluster(tmp_path) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            params = {"resourceVersion": cluster.store.resource_version, "timeoutSeconds": "1"}
+            items = await asyncio.wait_for(read_watch(session, EVENTS, params), 10)
+        assert items == []
+
+
+async def test_resource_version_starts_from_wall_clock_milliseconds(tmp_path):
+    import time
+
+    async with running_cluster(tmp_path) as cluster:
+        assert int(cluster.store.resource_version) >= int(time.time() * 1000) - 60_000
+
+
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        pytest.param("", ["a", "b", "c"], id="empty-matches-all"),
+        pytest.param("component=singleuser-server", ["a", "b"], id="equals"),
+        pytest.param("component==singleuser-server,team=red", ["a"], id="double-equals-and"),
+        pytest.param("team!=red", ["b", "c"], id="not-equals"),
+        pytest.param("team in (red,blue)", ["a", "b"], id="in-set"),
+        pytest.param("team notin (red)", ["b", "c"], id="notin-set"),
+        pytest.param("team", ["a", "b"], id="exists"),
+        pytest.param("!team", ["c"], id="not-exists"),
+    ],
+)
+def test_label_selectors(selector, expected):
+    objects = {
+        "a": {"metadata": {"labels": {"component": "singleuser-server", "team": "red"}}},
+        "b": {"metadata": {"labels": {"component": "singleuser-server", "team": "blue"}}},
+        "c": {"metadata": {"labels": {"component": "hub"}}},
+    }
+    matches = parse_label_selector(selector)
+    assert [name for name, obj in objects.items() if matches(obj)] == expected
+
+
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        pytest.param("involvedObject.kind=Pod", ["pod-a", "pod-b"], id="kind"),
+        pytest.param("involvedObject.kind%3DPod".replace("%3D", "="), ["pod-a", "pod-b"], id="decoded"),
+        pytest.param("involvedObject.kind=Pod,involvedObject.name=jupyter-a", ["pod-a"], id="kind-and-name"),
+        pytest.param("involvedObject.kind!=Pod", ["pvc"], id="not-equals"),
+        pytest.param("involvedObject.fieldPath=", ["pod-b", "pvc"], id="missing-field-is-empty"),
+    ],
+)
+def test_field_selectors(selector, expected):
+    events = {
+        "pod-a": {"involvedObject": {"kind": "Pod", "name": "jupyter-a", "fieldPath": "spec.containers{notebook}"}},
+        "pod-b": {"involvedObject": {"kind": "Pod", "name": "jupyter-b"}},
+        "pvc": {"involvedObject": {"kind": "PersistentVolumeClaim", "name": "claim-a"}},
+    }
+    matches = parse_field_selector(selector)
+    assert [name for name, obj in events.items() if matches(obj)] == expected
+
+
+async def test_selectors_apply_to_lists_and_watches_over_http(tmp_path):
+    async with running_cluster(tmp_path, speed=200) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            rv = cluster.store.resource_version
+            await session.post(PODS, json=pod_body("jupyter-h", scenario="volume-provisioning"))
+            other = pod_body("not-a-user-pod")
+            other["metadata"]["labels"] = {"component": "hub"}
+            await session.post(PODS, json=other)
+            await wait_until(lambda: _ready(cluster.pod("jupyter-h")))
+            async with session.get(PODS, params={"labelSelector": "component=singleuser-server"}) as r:
+                names = [p["metadata"]["name"] for p in (await r.json())["items"]]
+            assert names == ["jupyter-h"]
+            params = {"fieldSelector": "involvedObject.kind=PersistentVolumeClaim", "labelSelector": ""}
+            async with session.get(EVENTS, params=params) as r:
+                pvc_names = {e["involvedObject"]["name"] for e in (await r.json())["items"]}
+            assert pvc_names == {"claim-h"}
+            params = {"fieldSelector": "involvedObject.kind=Pod,involvedObject.name=jupyter-h",
+                      "resourceVersion": rv, "timeoutSeconds": "1"}
+            watched = await read_watch(session, EVENTS, params)
+        assert [w["object"]["reason"] for w in watched] == [
+            "Scheduled", "SuccessfulAttachVolume", "Pulling", "Pulled", "Created", "Started"
+        ]
+
+
+async def test_repeated_event_keeps_uid_and_grows_count_as_modified(tmp_path):
+    async with running_cluster(tmp_path, speed=200) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            rv = cluster.store.resource_version
+            await session.post(PODS, json=pod_body("jupyter-i", scenario="image-not-found"))
+            params = {"fieldSelector": "involvedObject.name=jupyter-i", "resourceVersion": rv,
+                      "timeoutSeconds": "20"}
+            watched = await read_watch(session, EVENTS, params,
+                                       until=lambda items: items[-1]["type"] == "MODIFIED")
+        repeat = watched[-1]["object"]
+        first = next(w["object"] for w in watched if w["object"]["metadata"]["uid"] == repeat["metadata"]["uid"])
+        assert first["count"] == 1 and repeat["count"] == 2
+        assert repeat["metadata"]["name"] == first["metadata"]["name"]
+        assert int(repeat["metadata"]["resourceVersion"]) > int(first["metadata"]["resourceVersion"])
+        assert repeat["firstTimestamp"] == first["firstTimestamp"]
+        assert repeat["lastTimestamp"] >= first["lastTimestamp"]
+
+
+async def test_duplicate_pod_is_409_and_missing_delete_is_404_as_single_line_status(tmp_path):
+    async with running_cluster(tmp_path) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            async with session.post(PODS, json=pod_body("jupyter-j")) as r:
+                assert r.status == 201
+            async with session.post(PODS, json=pod_body("jupyter-j")) as r:
+                assert r.status == 409
+                text = await r.text()
+            assert "\n" not in text.strip()
+            status = json.loads(text)
+            assert (status["kind"], status["reason"], status["code"]) == ("Status", "AlreadyExists", 409)
+            assert status["message"] == 'pods "jupyter-j" already exists'
+            async with session.delete(f"{PODS}/nobody", params={"gracePeriodSeconds": "1"}) as r:
+                assert r.status == 404
+                status = json.loads(await r.text())
+            assert (status["reason"], status["message"]) == ("NotFound", 'pods "nobody" not found')
+            async with session.post("/api/v1/namespaces/default/persistentvolumeclaims",
+                                    json={"metadata": {"name": "claim-j"}, "spec": {}}) as r:
+                assert r.status == 201
+            async with session.post("/api/v1/namespaces/default/persistentvolumeclaims",
+                                    json={"metadata": {"name": "claim-j"}, "spec": {}}) as r:
+                assert r.status == 409
+
+
+async def test_deleted_pod_sends_killing_then_deleted_and_frees_its_address(tmp_path):
+    async with running_cluster(tmp_path, speed=200) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            await session.post(PODS, json=pod_body("jupyter-k"))
+            await session.post(PODS, json=pod_body("jupyter-l"))
+            await wait_until(lambda: _ready(cluster.pod("jupyter-k")) and _ready(cluster.pod("jupyter-l")))
+            ip_k = cluster.pod("jupyter-k")["status"]["podIP"]
+            assert ip_k != cluster.pod("jupyter-l")["status"]["podIP"]
+            rv = cluster.store.resource_version
+            async with session.delete(f"{PODS}/jupyter-k", params={"gracePeriodSeconds": "1"}) as r:
+                assert r.status == 200
+                assert "deletionTimestamp" in (await r.json())["metadata"]
+            watched = await read_watch(session, PODS, {"resourceVersion": rv, "timeoutSeconds": "10"},
+                                       until=lambda items: items[-1]["type"] == "DELETED")
+            assert [w["type"] for w in watched][-1] == "DELETED"
+            assert cluster.events_for("jupyter-k")[-1]["reason"] == "Killing"
+            # real clusters keep a deleted pod's events for about an hour
+            assert len(cluster.events_for("jupyter-k")) == 6
+            await session.post(PODS, json=pod_body("jupyter-m"))
+            await wait_until(lambda: _ready(cluster.pod("jupyter-m")))
+            assert cluster.pod("jupyter-m")["status"]["podIP"] == ip_k
+
+
+async def test_forget_events_on_delete_drops_them(tmp_path):
+    async with running_cluster(tmp_path, speed=200, forget_events_on_delete=True) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            await session.post(PODS, json=pod_body("jupyter-n"))
+            await wait_until(lambda: _ready(cluster.pod("jupyter-n")))
+            await session.delete(f"{PODS}/jupyter-n", params={"gracePeriodSeconds": "0"})
+            await wait_until(lambda: cluster.pod("jupyter-n") is None)
+        assert cluster.events_for("jupyter-n") == []
+
+
+def test_command_line_prints_url_writes_kubeconfig_and_stops_on_sigterm(tmp_path):
+    kubeconfig = tmp_path / "kc.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "richprogress.demo.cluster", "--port", "0", "--speed", "10",
+         "--kubeconfig", str(kubeconfig)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        line = process.stdout.readline().strip()
+        assert line.startswith("richprogress-cluster listening on http://127.0.0.1:")
+        url = line.rsplit(" ", 1)[1]
+        config = json.loads(kubeconfig.read_text())
+        assert config["clusters"][0]["cluster"]["server"] == url
+        import urllib.request
+
+        with urllib.request.urlopen(f"{url}{PODS}", timeout=10) as response:
+            assert json.load(response)["kind"] == "PodList"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -141,10 +141,12 @@ class SimulatedKubelet:
             iteration = 0
             while loop is not None:
                 iteration += 1
-                factor = float(loop.get("delay_factor", 1.0)) ** iteration
+                # Back-off like the kubelet's: each pass waits delay_factor times longer.
+                factor = float(loop.get("delay_factor", 1.0)) ** (iteration - 1)
                 cap = float(loop.get("max_delay", 300.0))
                 for step in scenario.steps[loop["from"] :]:
-                    await self._step(run, step, min(step.get("delay", 0) * factor, cap))
+                    delay = step.get("repeat_delay", step.get("delay", 0))
+                    await self._step(run, step, min(delay * factor, cap))
         except asyncio.CancelledError:
             raise
         except NotFound:

@@ -39,7 +39,7 @@ POD_VARS = (
 _TEMPLATE_NAME = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 _SCENARIO_KEYS = {"name", "title", "description", "outcome", "vars", "steps", "loop"}
-_STEP_KEYS = {"delay", "note", "events", "pod", "pvc"}
+_STEP_KEYS = {"delay", "repeat_delay", "note", "events", "pod", "pvc"}
 _EVENT_KEYS = {
     "key",
     "reason",
@@ -123,8 +123,10 @@ def validate(data: Any, where: str) -> Scenario:
     for i, step in enumerate(steps):
         here = f"{where}.steps[{i}]"
         _check_keys(here, step, _STEP_KEYS, {"delay"})
-        if not isinstance(step["delay"], (int, float)) or step["delay"] < 0:
-            raise _fail(f"{here}.delay", "must be a number of simulated seconds >= 0")
+        for key in ("delay", "repeat_delay"):
+            value = step.get(key, 0)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise _fail(f"{here}.{key}", "must be a number of simulated seconds >= 0")
         for j, event in enumerate(step.get("events", [])):
             ev_where = f"{here}.events[{j}]"
             _check_keys(ev_where, event, _EVENT_KEYS, {"reason", "message", "component"})
@@ -158,6 +160,10 @@ def validate(data: Any, where: str) -> Scenario:
         _check_keys(f"{where}.loop", loop, _LOOP_KEYS, {"from"})
         if not isinstance(loop["from"], int) or not 0 <= loop["from"] < len(steps):
             raise _fail(f"{where}.loop.from", f"must be a step index 0..{len(steps) - 1}")
+        for key in ("delay_factor", "max_delay"):
+            value = loop.get(key, 1)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise _fail(f"{where}.loop.{key}", "must be a number > 0")
     return Scenario(
         name=data["name"],
         title=data.get("title", data["name"]),
