@@ -18,19 +18,19 @@ _ANSI = {"warning": "\x1b[33m", "error": "\x1b[31m", "dim": "\x1b[2m", "bold": "
 _RESET = "\x1b[0m"
 
 
-def _unknown(seconds: Any) -> bool:
-    return (
-        isinstance(seconds, bool)
-        or not isinstance(seconds, (int, float))
-        or not math.isfinite(seconds)
-    )
+def _finite(seconds: Any) -> float | None:
+    """The number of seconds, or None when unknown (None, NaN, not a number at all)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        return None
+    return float(seconds) if math.isfinite(seconds) else None
 
 
 def format_clock(seconds: float | None) -> str:
     """A since-spawn clock: ``+0:07``, ``+2:31``, ``+1:02:03``; "" when unknown."""
-    if _unknown(seconds):
+    known = _finite(seconds)
+    if known is None:
         return ""
-    total = max(0, int(seconds))
+    total = max(0, int(known))
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     if hours:
@@ -40,9 +40,10 @@ def format_clock(seconds: float | None) -> str:
 
 def format_duration(seconds: float | None) -> str:
     """A duration for people: ``7 s``, ``2 min 31 s``, ``1 h 02 min``; "" when unknown."""
-    if _unknown(seconds):
+    known = _finite(seconds)
+    if known is None:
         return ""
-    total = max(0, round(seconds))
+    total = max(0, round(known))
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     if hours:
