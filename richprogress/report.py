@@ -195,7 +195,8 @@ def render_report_text(
     server_name: str,
     hub_url: str | None = None,
 ) -> str:
-    """The plain-text "Copy details" report of one spawn (from ``SpawnTimeline.to_dict()``).
+    """The plain-text "Copy details" report of one spawn (from ``SpawnTimeline.to_dict()``,
+    optionally with a ``diagnosis`` key as the timeline endpoint serves it).
 
     Who and when first (user, server, start, how long, outcome), then for a failure what
     went wrong, what to do and the step it died in, then the steps and the full timeline.
@@ -203,7 +204,20 @@ def render_report_text(
     records: list[EventRecord] = list(timeline_dict.get("records") or [])
     outcome = str(timeline_dict.get("outcome") or "unknown")
     failed = outcome == "failed"
-    diagnosis = diagnose(records, timeline_dict.get("reason")) if failed else None
+    diagnosis: Diagnosis | None = None
+    if failed:
+        # The timeline endpoint adds the page's own diagnosis; reuse it so that the report
+        # and the page can never disagree, else work it out the same way.
+        given = timeline_dict.get("diagnosis")
+        if isinstance(given, Mapping) and isinstance(given.get("summary"), str):
+            diagnosis = Diagnosis(
+                summary=given["summary"],
+                hint=given.get("hint"),
+                phase=given.get("phase"),
+                record_id=given.get("record_id"),
+            )
+        else:
+            diagnosis = diagnose(records, timeline_dict.get("reason"))
     fields: list[tuple[str, str]] = [
         ("User", user),
         ("Server", server_name or "(default server)"),

@@ -299,3 +299,18 @@ def test_report_without_records_still_reads() -> None:
         in text
     )
     assert "Timeline:\n  (no events)" in text
+
+
+def test_report_uses_the_diagnosis_the_page_showed() -> None:
+    data = _failed_timeline("Spawn failed: ")
+    data["diagnosis"] = {
+        "summary": "Shown on the page",
+        "hint": "Do this",
+        "phase": "volume",
+        "record_id": None,
+    }
+    text = render_report_text(data, user="alice", server_name="")
+    assert "What went wrong: Shown on the page\nWhat you can do: Do this\n" in text
+    assert [line.split() for line in text.splitlines() if line.startswith("Step it died in")] == [
+        ["Step", "it", "died", "in:", "Preparing", "storage"]
+    ]
