@@ -194,6 +194,13 @@ def _use_color(stream: TextIO, choice: str) -> bool:
 
 def explain(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``richprogress explain``; raises ``InputError`` on bad input."""
+    if args.file is None:
+        if sys.stdin is None or sys.stdin.isatty():
+            # Waiting silently on a terminal looks like a hang.
+            raise InputError(
+                "no input: give a FILE, or pipe in `kubectl get events -o json` (see --help)"
+            )
+        args.file = "-"
     rules = _load_rules_file(args.rules) if args.rules else None
     events = parse_events(_read_input(args.file))
     formatter = _make_formatter(rules)
@@ -238,9 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "file",
         nargs="?",
-        default="-",
+        default=None,
         metavar="FILE",
-        help="file holding the events; '-' or nothing reads standard input",
+        help="file holding the events; '-' (or nothing, when piped) reads standard input",
     )
     mode = sub.add_mutually_exclusive_group()
     mode.add_argument(

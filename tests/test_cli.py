@@ -356,3 +356,24 @@ def test_console_script_is_installed() -> None:
         pytest.skip("console script not on this interpreter's bin/ (not installed)")
     result = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == f"richprogress {__version__}"
+
+
+def test_no_input_on_a_terminal_says_so_instead_of_waiting() -> None:
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "richprogress.cli", "explain"],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert result.returncode == 2
+    assert result.stderr.startswith("richprogress explain: no input")
+    assert result.stderr.count("\n") == 1
