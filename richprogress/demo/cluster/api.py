@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from collections import deque
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -263,26 +264,22 @@ class KubeAPI:
     def _create(self, resource: str, namespace: str, body: Obj) -> web.Response:
         meta = body.setdefault("metadata", {})
         if not meta.get("name") and meta.get("generateName"):
-            import uuid
-
             meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
         if not meta.get("name"):
             return status_response(422, "Invalid", "metadata.name: Required value: name or generateName is required")
-        singular = RESOURCES[resource][0].lower()
-        plural_group = resource
         try:
             obj = self.store.create(resource, body)
         except Conflict:
             return status_response(
                 409,
                 "AlreadyExists",
-                f'{plural_group} "{meta["name"]}" already exists',
+                f'{resource} "{meta["name"]}" already exists',
                 name=meta["name"],
-                kind=plural_group,
+                kind=resource,
             )
         if resource == "pods":
             self.pods.pod_created(obj)
-        log.debug("created %s %s/%s", singular, namespace, meta["name"])
+        log.debug("created %s %s/%s", resource, namespace, meta["name"])
         return _json(obj, status=201)
 
     # -- get and delete --------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,13 @@ from aiohttp import web
 
 from .api import KubeAPI
 from .kubelet import SimulatedKubelet, build_event
-from .scenarios import Scenario, builtin_registry, builtin_scenarios, load_scenarios
+from .scenarios import (
+    Scenario,
+    builtin_registry,
+    builtin_scenarios,
+    load_scenarios,
+    normalize_image,
+)
 from .store import Obj, ObjectStore
 
 
@@ -46,8 +53,6 @@ class SimulatedCluster:
         self.scenarios: dict[str, Scenario] = (
             load_scenarios(Path(scenario_dir)) if scenario_dir else dict(builtin_scenarios())
         )
-        from .scenarios import normalize_image
-
         self.registry: frozenset[str] = (
             frozenset(normalize_image(i) for i in registry) if registry is not None else builtin_registry()
         )
@@ -130,7 +135,8 @@ class SimulatedCluster:
             "kind": kind,
             "namespace": namespace,
             "name": involved_name,
-            "uid": involved_uid or f"00000000-0000-4000-8000-{abs(hash(involved_name)) % 10**12:012d}",
+            # a stable uid per name, like one pod's events share their pod's uid
+            "uid": involved_uid or str(uuid.uuid5(uuid.NAMESPACE_URL, f"{namespace}/{involved_name}")),
             "apiVersion": "v1",
         }
         if field_path:

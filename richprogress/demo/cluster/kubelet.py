@@ -14,7 +14,7 @@ import asyncio
 import logging
 import secrets
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,8 +32,13 @@ log = logging.getLogger(__name__)
 
 # A deleted pod disappears after min(gracePeriodSeconds, this) simulated seconds.
 MAX_GRACE_SECONDS = 2.0
-IP_PREFIX = "127.0.0."
-IP_RANGE = range(2, 255)
+
+
+def loopback_addresses() -> Iterator[str]:
+    """Pod addresses in order: 127.0.0.2 ... 127.0.0.254, then 127.0.1.1 ... (all loopback)."""
+    for third in range(256):
+        for last in range(2 if third == 0 else 1, 255):
+            yield f"127.0.{third}.{last}"
 
 
 @dataclass(eq=False)
@@ -336,8 +341,7 @@ class SimulatedKubelet:
 
     # -- addresses and stand-ins -----------------------------------------------------
     async def _assign_ip(self, run: PodRun, pod: Obj, start_standin: bool) -> None:
-        for last in IP_RANGE:
-            ip = f"{IP_PREFIX}{last}"
+        for ip in loopback_addresses():
             if ip in self._used_ips:
                 continue
             if start_standin:

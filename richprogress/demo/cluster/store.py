@@ -174,9 +174,15 @@ class ObjectStore:
         if self.history and self.history.maxlen and len(self.history) == self.history.maxlen:
             if since_rv < self.history[0].rv - 1:
                 raise TooOld(str(since_rv))
-        for change in list(self.history):
-            if change.rv > since_rv and change.resource == resource:
-                yield change
+        # The history is in rv order: walk back from the newest entry, so a watch that
+        # resumes near the present costs only what it replays.
+        newer: list[Change] = []
+        for change in reversed(self.history):
+            if change.rv <= since_rv:
+                break
+            if change.resource == resource:
+                newer.append(change)
+        yield from reversed(newer)
 
     def subscribe(self, watcher: Watcher) -> None:
         self._watchers.add(watcher)
