@@ -1,0 +1,248 @@
+"""An index of Kubernetes events by the object they are about, with asyncio waiters.
+
+KubeSpawner's events reflector keeps every event of a namespace in one dict, and stock
+``progress()`` re-sorts all of them once a second for every open progress page. Here each
+watch update lands in an ``EventIndex`` keyed by ``(namespace, kind, name)`` of the
+event's involved object, and wakes only the ``Subscription`` s waiting on that key. A
+progress stream then costs work per event *of its own pod*, not per event in the namespace.
+
+The reflector's ``resources`` dict is replaced by an ``IndexedResources`` dict that forwards
+every write and delete to an index (see ``richprogress.kubespawner``), so KubeSpawner's own
+watch loop is used unchanged. No Kubernetes client import here: this module is plain data
+structures and asyncio, testable alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+#: (namespace, kind, name) of the object an event is about, e.g. ("jhub", "Pod", "jupyter-alice")
+ObjectKey = tuple[str, str, str]
+
+
+def object_key(event: Mapping[str, Any]) -> ObjectKey:
+    """The index key of an event: its involved object's namespace, kind and name.
+
+    The involved object's namespace may be missing on hand-made events; the event's own
+    namespace is the same for namespaced objects.
+    """
+    involved = event.get("involvedObject") or {}
+    metadata = event.get("metadata") or {}
+    namespace = involved.get("namespace") or metadata.get("namespace") or ""
+    return (str(namespace), str(involved.get("kind") or ""), str(involved.get("name") or ""))
+
+
+def _resource_version(obj: Mapping[str, Any]) -> Any:
+    return (obj.get("metadata") or {}).get("resourceVersion")
+
+
+class Subscription:
+    """What one waiter (a spawn's progress pump) has not consumed yet, and a way to wait.
+
+    ``push`` is called by the index (synchronously, from the watch task); ``drain`` hands
+    over what arrived, in arrival order, one entry per changed object (the latest version of
+    it). Holding only "changed since last drain" keeps a slow reader's memory bounded by the
+    number of distinct events for its keys, not by the number of updates.
+    """
+
+    def __init__(self, keys: Iterable[ObjectKey] = ()) -> None:
+        self.keys: set[ObjectKey] = set(keys)
+        self._pending: OrderedDict[tuple[str, str], Mapping[str, Any]] = OrderedDict()
+        self._wake = asyncio.Event()
+        self.closed = False
+
+    def push(self, source: str, ref: str, obj: Mapping[str, Any]) -> None:
+        """Queue one new or changed object (``source`` tells events from pods)."""
+        key = (source, ref)
+        # move to the end: the reader sees objects in the order of their latest change
+        self._pending.pop(key, None)
+        self._pending[key] = obj
+        self._wake.set()
+
+    def poke(self) -> None:
+        """Wake the reader without new data (e.g. to make it look at the clock)."""
+        self._wake.set()
+
+    def close(self) -> None:
+        """Tell the reader to finish after draining."""
+        self.closed = True
+        self._wake.set()
+
+    def drain(self) -> list[tuple[str, Mapping[str, Any]]]:
+        """Everything pushed since the last drain, as ``(source, object)`` pairs."""
+        items = [(source, obj) for (source, _ref), obj in self._pending.items()]
+        self._pending.clear()
+        if not self.closed:
+            self._wake.clear()
+        return items
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    async def wait(self, timeout: float | None = None) -> bool:
+        """Wait until something was pushed (True) or ``timeout`` seconds passed (False)."""
+        if self._wake.is_set():
+            return True
+        if timeout is not None and timeout <= 0:
+            return False
+        try:
+            await asyncio.wait_for(self._wake.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+
+class EventIndex:
+    """Events grouped by involved object, mirroring one reflector's ``resources``.
+
+    ``ref`` is the reflector's key of an event (``namespace/name`` of the Event object).
+    The index holds references to the same dicts as the reflector, so its own memory is the
+    grouping only; an object's entry disappears with its last event (Kubernetes deletes
+    events after about an hour, and a relist drops what the API server no longer has).
+    """
+
+    source = "event"
+
+    def __init__(self, key_func: Callable[[Mapping[str, Any]], ObjectKey] = object_key) -> None:
+        self._key_func = key_func
+        self._by_key: dict[ObjectKey, dict[str, Mapping[str, Any]]] = {}
+        self._key_of: dict[str, ObjectKey] = {}
+        self._subs: dict[ObjectKey, set[Subscription]] = {}
+
+    # -- writes (from the reflector) ------------------------------------------------------
+
+    def put(self, ref: str, obj: Mapping[str, Any]) -> None:
+        """Add or replace one object and wake the subscribers of its key."""
+        try:
+            key = self._key_func(obj)
+        except Exception:  # a malformed object must not break the watch loop
+            return
+        old_key = self._key_of.get(ref)
+        if old_key is not None and old_key != key:
+            self._discard(ref, old_key)
+        self._by_key.setdefault(key, {})[ref] = obj
+        self._key_of[ref] = key
+        subs = self._subs.get(key)
+        if subs:
+            for sub in subs:
+                sub.push(self.source, ref, obj)
+
+    def remove(self, ref: str) -> None:
+        """Forget one object (a DELETED watch event). Subscribers are not woken: a deleted
+        event (expired after its TTL) says nothing new about a spawn."""
+        key = self._key_of.pop(ref, None)
+        if key is not None:
+            self._discard(ref, key)
+
+    def _discard(self, ref: str, key: ObjectKey) -> None:
+        group = self._by_key.get(key)
+        if group is not None:
+            group.pop(ref, None)
+            if not group:
+                del self._by_key[key]
+
+    def replace_all(self, resources: Mapping[str, Mapping[str, Any]]) -> None:
+        """Make the index mirror a fresh list (a relist), waking subscribers only for
+        objects that are new or whose resourceVersion changed (missed by the watch)."""
+        previous = {ref: self._by_key.get(key, {}).get(ref) for ref, key in self._key_of.items()}
+        self._by_key = {}
+        self._key_of = {}
+        for ref, obj in resources.items():
+            try:
+                key = self._key_func(obj)
+            except Exception:
+                continue
+            self._by_key.setdefault(key, {})[ref] = obj
+            self._key_of[ref] = key
+            subs = self._subs.get(key)
+            if subs:
+                old = previous.get(ref)
+                if old is None or _resource_version(old) != _resource_version(obj) or old != obj:
+                    for sub in subs:
+                        sub.push(self.source, ref, obj)
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def objects_for(self, key: ObjectKey) -> list[Mapping[str, Any]]:
+        """The objects currently known for one key (unordered)."""
+        return list(self._by_key.get(key, {}).values())
+
+    def subscribe(self, keys: Iterable[ObjectKey], sub: Subscription | None = None) -> Subscription:
+        """Register a subscription for ``keys``; it first receives what is already known.
+
+        A ``Subscription`` may be registered with several indexes (pod events and PVC events
+        come from two reflectors).
+        """
+        keys = list(keys)
+        if sub is None:
+            sub = Subscription(keys)
+        else:
+            sub.keys.update(keys)
+        for key in keys:
+            self._subs.setdefault(key, set()).add(sub)
+            for ref, obj in self._by_key.get(key, {}).items():
+                sub.push(self.source, ref, obj)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        """Drop a subscription from every key (always called when a spawn's pump ends)."""
+        for key in sub.keys:
+            subs = self._subs.get(key)
+            if subs is not None:
+                subs.discard(sub)
+                if not subs:
+                    del self._subs[key]
+
+    def stats(self) -> dict[str, int]:
+        """Sizes, for tests and the benchmark: objects, keys, subscribed keys."""
+        return {
+            "objects": len(self._key_of),
+            "keys": len(self._by_key),
+            "subscribed_keys": len(self._subs),
+        }
+
+
+class ObjectWatchers(EventIndex):
+    """Wake subscribers when a watched object itself (our pod) changes.
+
+    Keyed by the object's own ``(namespace, kind, name)``; used on the pods reflector so a
+    spawn learns its new pod's uid the moment the pod appears, without polling.
+    """
+
+    source = "object"
+
+    def __init__(self, kind: str) -> None:
+        def key_func(obj: Mapping[str, Any]) -> ObjectKey:
+            metadata = obj.get("metadata") or {}
+            return (str(metadata.get("namespace") or ""), kind, str(metadata.get("name") or ""))
+
+        super().__init__(key_func)
+
+
+class IndexedResources(dict[str, Any]):
+    """A reflector's ``resources`` dict that forwards writes and deletes to an index.
+
+    KubeSpawner's watch loop does ``resources[ref] = obj`` and ``resources.pop(ref, None)``;
+    both land here. A relist assigns a whole new dict, which the reflector wraps again
+    (calling ``EventIndex.replace_all``).
+    """
+
+    def __init__(self, index: EventIndex, initial: Mapping[str, Any] | None = None) -> None:
+        super().__init__(initial or {})
+        self.index = index
+
+    def __setitem__(self, ref: str, obj: Any) -> None:
+        super().__setitem__(ref, obj)
+        self.index.put(ref, obj)
+
+    def pop(self, ref: str, *default: Any) -> Any:
+        value = super().pop(ref, *default)
+        self.index.remove(ref)
+        return value
+
+    def __delitem__(self, ref: str) -> None:
+        super().__delitem__(ref)
+        self.index.remove(ref)

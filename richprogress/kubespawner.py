@@ -1,0 +1,431 @@
+"""RichKubeSpawner: KubeSpawner with indexed, event-driven progress and spawn timelines.
+
+One and only purpose: feed a spawn's timeline (see ``richprogress.spawner``) from the
+Kubernetes events about its pod and its PVC, as they arrive, without polling.
+
+- The events reflector is KubeSpawner's own ``EventReflector`` (same list and watch code)
+  whose ``resources`` dict also feeds an ``EventIndex`` keyed by the involved object
+  ``(namespace, kind, name)``. A spawn subscribes to its pod's and its PVC's keys and is
+  woken only by those events: no 1 s poll, no sort of the namespace's events.
+- PVC events come from a second events reflector with the field selector
+  ``involvedObject.kind=PersistentVolumeClaim``. We keep the stock Pod-kind reflector as it
+  is, rather than one reflector without a kind selector, so the hub caches only the two
+  kinds it shows (a namespace also holds events of Deployments, ReplicaSets, Services, ...)
+  and anything reading ``event_reflector.events`` keeps working.
+- The pods reflector is indexed the same way, so a spawn learns its new pod's uid the
+  moment the pod appears, and can tell the new pod's events from those of a previous pod
+  with the same name (Kubernetes keeps events for about an hour; stock KubeSpawner shows
+  the old ones on the first spawn after a hub start). See ``StaleEventFilter``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from kubespawner import KubeSpawner
+from kubespawner.reflector import ResourceReflector
+from kubespawner.spawner import EventReflector, PodReflector
+from traitlets import Bool, Float
+
+from .event_index import EventIndex, IndexedResources, ObjectKey, ObjectWatchers, Subscription
+from .records import EventRecord
+from .spawner import Closer, RichProgressMixin, _Broadcast
+from .timeline import SpawnTimeline, parse_timestamp
+
+POD = "Pod"
+PVC = "PersistentVolumeClaim"
+
+
+class _IndexedReflectorMixin(ResourceReflector):
+    """Keep ``self.index`` in step with ``self.resources`` (list, relist and watch)."""
+
+    index: EventIndex
+
+    def _make_index(self) -> EventIndex:
+        return EventIndex()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.index = self._make_index()
+        self.resources = IndexedResources(self.index, dict(self.resources or {}))  # type: ignore[has-type]
+
+    async def _list_and_update(self, resource_version: Any = None) -> Any:
+        version = await super()._list_and_update(resource_version)
+        # the stock code assigned a fresh plain dict; wrap it before anything can await,
+        # so no watch update can slip past the index
+        fresh = self.resources
+        if not isinstance(fresh, IndexedResources):
+            self.index.replace_all(fresh)
+            self.resources = IndexedResources(self.index, fresh)
+        return version
+
+
+class IndexedEventReflector(_IndexedReflectorMixin, EventReflector):
+    """KubeSpawner's events reflector, with its events indexed by involved object."""
+
+
+class IndexedPodReflector(_IndexedReflectorMixin, PodReflector):
+    """KubeSpawner's pods reflector, waking waiters when their pod changes."""
+
+    def _make_index(self) -> EventIndex:
+        return ObjectWatchers(POD)
+
+
+def _first_time(event: Mapping[str, Any]) -> datetime | None:
+    """When an event first happened (second resolution for core/v1 timestamps)."""
+    metadata = event.get("metadata") or {}
+    for value in (event.get("firstTimestamp"), event.get("eventTime"), metadata.get("creationTimestamp")):
+        parsed = parse_timestamp(value)
+        if parsed is not None:
+            return parsed
+    return _last_time(event)
+
+
+def _last_time(event: Mapping[str, Any]) -> datetime | None:
+    """When an event last happened."""
+    series = event.get("series") or {}
+    for value in (series.get("lastObservedTime"), event.get("lastTimestamp"), event.get("eventTime")):
+        parsed = parse_timestamp(value)
+        if parsed is not None:
+            return parsed
+    return None
+
+
+class StaleEventFilter:
+    """Decide which events with our pod's name belong to *this* spawn's pod.
+
+    Kubernetes events of a deleted pod stay for about an hour, with the same
+    ``involvedObject.name`` as the next pod. Rules:
+
+    - the new pod is the one that appears (in the pods reflector) without a
+      ``deletionTimestamp`` and created no earlier than the spawn request minus ``skew``;
+      once its uid is known, only events with that ``involvedObject.uid`` are shown;
+    - any pod uid with an event or a creation time before that threshold is an old pod's,
+      and its events are never shown, even recent ones (the "Killing" of a stale pod that
+      KubeSpawner deletes on a 409);
+    - an event of a not-yet-known uid is held (not shown) until the new pod is seen, or
+      for at most ``hold_seconds``, or until the spawn ends; then it is shown if it
+      happened after the threshold;
+    - PVC events are about a volume that outlives spawns (same uid every time). Those
+      already known when the spawn subscribed (the *baseline*; the subscription is made
+      before KubeSpawner creates the PVC) are shown only if they change later (their
+      count grows); others when they last happened after the threshold.
+
+    ``skew`` covers the one-second resolution of ``firstTimestamp`` and clock differences
+    between hub and cluster.
+    """
+
+    def __init__(self, started_at: datetime, skew: float = 5.0, hold_seconds: float = 1.0) -> None:
+        self.started_at = started_at
+        self.threshold = started_at - timedelta(seconds=skew)
+        self.hold_seconds = hold_seconds
+        self._baseline: dict[str, tuple[Any, ...]] = {}
+        self.new_uid: str | None = None
+        self.old_uids: set[str] = set()
+        self._held: dict[str, tuple[float, Mapping[str, Any]]] = {}
+
+    def saw_pod(self, pod: Mapping[str, Any]) -> None:
+        metadata = pod.get("metadata") or {}
+        uid = metadata.get("uid")
+        if not uid:
+            return
+        created = parse_timestamp(metadata.get("creationTimestamp"))
+        if "deletionTimestamp" in metadata and metadata.get("deletionTimestamp") and uid != self.new_uid:
+            self.old_uids.add(uid)
+        elif created is not None and created < self.threshold:
+            self.old_uids.add(uid)
+        elif uid not in self.old_uids:
+            if self.new_uid is not None and self.new_uid != uid:
+                # a second fresh pod: KubeSpawner replaced the first (409 retry); the
+                # latest one is ours
+                self.old_uids.add(self.new_uid)
+            self.new_uid = uid
+
+    def set_baseline(self, events: list[Mapping[str, Any]]) -> None:
+        """Remember the PVC events that existed when the spawn subscribed."""
+        for event in events:
+            self._baseline[_event_ref(event)] = _version(event)
+
+    def learn(self, event: Mapping[str, Any]) -> None:
+        """Note an old pod's uid from an event that happened before the spawn request."""
+        involved = event.get("involvedObject") or {}
+        uid = involved.get("uid")
+        if uid and involved.get("kind") == POD and uid != self.new_uid:
+            first = _first_time(event)
+            if first is not None and first < self.threshold:
+                self.old_uids.add(uid)
+
+    def classify(self, event: Mapping[str, Any]) -> str:
+        """``show``, ``hide`` or ``hold``."""
+        involved = event.get("involvedObject") or {}
+        if involved.get("kind") == PVC:
+            last = _last_time(event) or _first_time(event)
+            if last is None:
+                return "show"
+            if self._baseline.get(_event_ref(event)) == _version(event):
+                # unchanged since before this spawn subscribed, which happens before
+                # KubeSpawner creates (or finds) the PVC
+                return "hide"
+            return "show" if last >= self.threshold else "hide"
+        uid = involved.get("uid")
+        if uid and uid in self.old_uids:
+            return "hide"
+        first = _first_time(event)
+        recent = first is None or first >= self.threshold
+        if not uid:
+            return "show" if recent else "hide"
+        if self.new_uid is not None:
+            return "show" if uid == self.new_uid else "hide"
+        return "hold" if recent else "hide"
+
+    def hold(self, event: Mapping[str, Any]) -> None:
+        ref = _event_ref(event)
+        self._held.pop(ref, None)
+        self._held[ref] = (time.monotonic(), event)
+
+    def release(self, final: bool = False) -> list[Mapping[str, Any]]:
+        """Held events that can now be decided and are to be shown, oldest first."""
+        if not self._held:
+            return []
+        now = time.monotonic()
+        shown = []
+        for ref, (since, event) in list(self._held.items()):
+            verdict = self.classify(event)
+            if verdict == "hold" and (final or now - since >= self.hold_seconds):
+                verdict = "show"
+            if verdict != "hold":
+                del self._held[ref]
+                if verdict == "show":
+                    shown.append(event)
+        shown.sort(key=lambda e: (_first_time(e) or self.threshold))
+        return shown
+
+    def next_release(self) -> float | None:
+        """Seconds until a held event must be decided by time alone."""
+        if not self._held:
+            return None
+        oldest = min(since for since, _event in self._held.values())
+        return max(0.0, oldest + self.hold_seconds - time.monotonic())
+
+
+def _version(event: Mapping[str, Any]) -> tuple[Any, ...]:
+    metadata = event.get("metadata") or {}
+    return (metadata.get("resourceVersion"), event.get("count"), event.get("lastTimestamp"), str(event.get("series")))
+
+
+def _event_ref(event: Mapping[str, Any]) -> str:
+    metadata = event.get("metadata") or {}
+    return f"{metadata.get('namespace')}/{metadata.get('name')}"
+
+
+class RichKubeSpawner(RichProgressMixin, KubeSpawner):
+    """KubeSpawner whose progress is indexed, event-driven and kept as a spawn timeline.
+
+    Drop-in: ``c.JupyterHub.spawner_class = "richprogress.RichKubeSpawner"``. All
+    KubeSpawner options work as before; the options of ``RichProgressMixin`` and
+    ``EventFormatter`` (``c.EventFormatter.format_hook`` receives this spawner) apply.
+    """
+
+    # Our reflectors are indexed subclasses; keep them apart from stock KubeSpawner's so
+    # the two classes can run in one process (the benchmark does) without sharing a
+    # reflector of the wrong class.
+    reflectors: dict[Any, ResourceReflector] = {}
+
+    pvc_events_enabled = Bool(
+        True,
+        config=True,
+        help="""
+        Also show the events of the user's PersistentVolumeClaim (``pvc_name``).
+
+        Watches events with ``involvedObject.kind=PersistentVolumeClaim`` with a second
+        reflector (stock KubeSpawner only watches Pod events).
+        """,
+    )
+
+    event_clock_skew = Float(
+        5.0,
+        config=True,
+        help="""
+        Seconds of tolerance when telling this spawn's events from a previous pod's.
+
+        Events that first happened more than this long before the spawn request belong to
+        an earlier pod of the same name and are not shown. Covers the one-second resolution
+        of Kubernetes event timestamps and clock differences between hub and cluster.
+        """,
+    )
+
+    def _default_waiting_for(self) -> dict[str, str]:
+        return {
+            "requested": "a machine to run your server",
+            "scheduling": "a machine to run your server",
+            "scaling": "a new machine to join the cluster",
+            "scheduled": "the machine to prepare your server",
+            "volume": "your storage to be ready",
+            "image": "the software image to download",
+            "starting": "your server to start",
+        }
+
+    # -- reflectors ---------------------------------------------------------------------------
+
+    async def _start_watching_events(self, replace: bool = False) -> Any:
+        reflector = await self._start_reflector(
+            kind="events",
+            reflector_class=IndexedEventReflector,
+            fields={"involvedObject.kind": POD},
+            omit_namespace=self.enable_user_namespaces,
+            replace=replace,
+        )
+        if self.pvc_events_enabled:
+            await self._start_watching_pvc_events(replace=replace)
+        return reflector
+
+    async def _start_watching_pvc_events(self, replace: bool = False) -> Any:
+        return await self._start_reflector(
+            kind="pvc-events",
+            reflector_class=IndexedEventReflector,
+            fields={"involvedObject.kind": PVC},
+            omit_namespace=self.enable_user_namespaces,
+            replace=replace,
+        )
+
+    async def _start_watching_pods(self, replace: bool = False) -> Any:
+        return await self._start_reflector(
+            kind="pods",
+            reflector_class=IndexedPodReflector,
+            labels={"component": self.component_label},
+            omit_namespace=self.enable_user_namespaces,
+            replace=replace,
+        )
+
+    @property
+    def pvc_event_reflector(self) -> Any:
+        """The reflector of PVC events (None before the first spawn)."""
+        if self.events_enabled and self.pvc_events_enabled:
+            return self.__class__.reflectors.get(self._get_reflector_key("pvc-events"))
+        return None
+
+    @property
+    def events(self) -> list[Any]:
+        """This pod's events (sorted, after the stock ``_last_event`` marker), read from
+        the index instead of sorting every event of the namespace."""
+        reflector = self.event_reflector
+        if reflector is None or not isinstance(getattr(reflector, "index", None), EventIndex):
+            return list(super().events)
+        mine = reflector.index.objects_for((self.namespace, POD, self.pod_name))
+        mine.sort(key=lambda event: event.get("lastTimestamp") or event.get("eventTime") or "")
+        events: list[Any] = []
+        for event in mine:
+            if self._last_event and event["metadata"]["uid"] == self._last_event:
+                events = []
+            else:
+                events.append(event)
+        return events
+
+    async def load_user_options(self) -> Any:
+        """Load options as KubeSpawner does, then let the pump subscribe: the namespace
+        and names are final only now (profiles may override them)."""
+        result = await super().load_user_options()
+        self._rp_options_loaded = True
+        if self._rp_sub is not None:
+            self._rp_sub.poke()
+        return result
+
+    async def start(self) -> Any:
+        """Start as KubeSpawner does, keeping the timeline (see ``RichProgressMixin``)."""
+        self._rp_options_loaded = False
+        return await super().start()
+
+    # -- the pump's source: indexed events ------------------------------------------------------
+
+    _rp_sub: Subscription | None = None
+    _rp_options_loaded = False
+    _rp_filter: StaleEventFilter | None = None
+    _rp_subscribed: list[EventIndex] | None = None
+
+    def _rp_keys(self) -> tuple[ObjectKey, ObjectKey]:
+        return ((self.namespace, POD, self.pod_name), (self.namespace, PVC, self.pvc_name))
+
+    async def _rp_open_feed(self, timeline: SpawnTimeline, broadcast: _Broadcast, sub: Subscription) -> Closer | None:
+        self._rp_sub = sub
+        self._rp_filter = StaleEventFilter(timeline.started_at, skew=self.event_clock_skew)
+        self._rp_subscribed = []
+        subscribed = self._rp_subscribed
+
+        async def close() -> None:
+            for index in subscribed:
+                index.unsubscribe(sub)
+            subscribed.clear()
+            if self._rp_sub is sub:
+                self._rp_sub = None
+
+        return close
+
+    async def _rp_subscribe(self, sub: Subscription) -> None:
+        """Subscribe to our pod's and PVC's keys (after options are loaded)."""
+        assert self._rp_subscribed is not None
+        pod_key, pvc_key = self._rp_keys()
+        pods = await self._start_watching_pods()
+        pods.index.subscribe([pod_key], sub)
+        self._rp_subscribed.append(pods.index)
+        if not self.events_enabled:
+            return
+        events = await self._start_watching_events()
+        events.index.subscribe([pod_key], sub)
+        self._rp_subscribed.append(events.index)
+        pvc_events = self.pvc_event_reflector
+        if pvc_events is not None:
+            if self._rp_filter is not None:
+                self._rp_filter.set_baseline(pvc_events.index.objects_for(pvc_key))
+            pvc_events.index.subscribe([pvc_key], sub)
+            self._rp_subscribed.append(pvc_events.index)
+
+    async def _rp_add_event(self, timeline: SpawnTimeline, broadcast: _Broadcast, event: Mapping[str, Any]) -> bool:
+        record: EventRecord = await self.event_formatter.format_event_async(event, self)
+        return self._rp_add_record(timeline, broadcast, record)
+
+    async def _rp_handle(self, timeline: SpawnTimeline, broadcast: _Broadcast, source: str, obj: Mapping[str, Any]) -> bool:
+        spawn_filter = self._rp_filter
+        if spawn_filter is None:
+            return False
+        if source == "object":
+            spawn_filter.saw_pod(obj)
+            return False
+        if source != "event":
+            return False
+        spawn_filter.learn(obj)
+        verdict = spawn_filter.classify(obj)
+        if verdict == "hold":
+            spawn_filter.hold(obj)
+            return False
+        if verdict == "show":
+            return await self._rp_add_event(timeline, broadcast, obj)
+        return False
+
+    async def _rp_tick(self, timeline: SpawnTimeline, broadcast: _Broadcast, final: bool) -> bool:
+        sub = self._rp_sub
+        if sub is not None and self._rp_options_loaded and self._rp_subscribed is not None and not self._rp_subscribed:
+            try:
+                await self._rp_subscribe(sub)
+            except Exception:
+                # the spawn itself reports reflector failures; progress goes on with patience
+                self.log.exception("richprogress: could not watch events for %s", self._log_name)
+                self._rp_subscribed.append(EventIndex())  # do not retry on every wake-up
+            if len(sub):
+                return False  # the snapshot is handled on the next round
+        changed = False
+        if self._rp_filter is not None:
+            for event in self._rp_filter.release(final=final):
+                changed |= await self._rp_add_event(timeline, broadcast, event)
+        return changed
+
+    def _rp_next_wakeup(self, timeline: SpawnTimeline, state: dict[str, Any]) -> float | None:
+        patience = super()._rp_next_wakeup(timeline, state)
+        held = self._rp_filter.next_release() if self._rp_filter is not None else None
+        if patience is None:
+            return held
+        if held is None:
+            return patience
+        return min(patience, held)
