@@ -322,17 +322,22 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
     """
     ordered = time_order(records)
     best: tuple[int, int, EventRecord] | None = None
-    for position, record in enumerate(ordered):
-        if not _is_problem(record):
-            continue
-        phase_at = _phase_index(record_phase(record))
-        overcome = any(
+    # progress_after[i]: the furthest step a plain, good record reached after position i.
+    progress_after = [-1] * (len(ordered) + 1)
+    for position in range(len(ordered) - 1, -1, -1):
+        later = ordered[position]
+        reached = -1
+        if (
             later.get("severity") == "info"
             and later.get("type") != "Warning"
             and _text(later, "reason") not in _AFTERMATH_REASONS
-            and _phase_index(record_phase(later)) > phase_at
-            for later in ordered[position + 1 :]
-        )
+        ):
+            reached = _phase_index(record_phase(later))
+        progress_after[position] = max(reached, progress_after[position + 1])
+    for position, record in enumerate(ordered):
+        if not _is_problem(record):
+            continue
+        overcome = progress_after[position + 1] > _phase_index(record_phase(record))
         if overcome:
             continue
         failure = _classify(record)
