@@ -204,7 +204,6 @@ def pending_data(
         # the browser adds its monotonic clock to it (its wall clock may be off).
         "serverElapsed": round(timeline.elapsed(), 3) if pending and timeline else None,
         "progress": timeline.progress if pending and timeline else 0,
-        "records": timeline.records() if pending and timeline else [],
         "phases": [list(p) for p in PHASES],
     }
 

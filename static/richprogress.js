@@ -14,6 +14,7 @@
 //     #progress-details      <details> around the log (open)
 //     #progress-log          <ol>; one li.progress-log-event.rp-event per record
 //     #stop-server-btn       stops the server (DELETE on the server API); #stop-server-status
+//     #rp-title              the heading ("Starting your server", then "... could not start")
 //     #rp-step               current step label, aria-live="polite"
 //     #rp-elapsed            "m:ss" since the user clicked Start (server time + monotonic clock)
 //     #rp-event-count        "(N events)"
@@ -181,7 +182,8 @@ class PendingPage {
   }
 
   start() {
-    for (const record of this.data.records || []) this.addRecord(record);
+    // No rows from the page itself: the event stream replays the spawn from its start,
+    // in order, on every (re)connection.
     this.setProgress(this.data.progress || 0);
     this.tick();
     this.timer = window.setInterval(() => this.tick(), 1000);
@@ -276,12 +278,18 @@ class PendingPage {
   }
 
   async showFailure(message) {
+    const cleaned = message.replace(/^(\s*spawn failed\s*:?\s*)+/i, "");
     this.bar.classList.add("bg-danger");
     this.step.textContent = "The server could not start";
+    document.getElementById("rp-title").textContent = "Your server could not start";
+    // JupyterHub's own text ("Spawn failed: ", often empty); the alert says it better.
+    this.message.textContent = "";
+    // Nothing is running any more: the next step is the failure page or a relaunch.
+    document.getElementById("stop-server-btn").hidden = true;
     const box = document.getElementById("rp-failure");
     const summary = document.getElementById("rp-failure-summary");
     const hint = document.getElementById("rp-failure-hint");
-    summary.textContent = message.replace(/^(\s*spawn failed\s*:?\s*)+/i, "") || "";
+    summary.textContent = cleaned;
     box.hidden = false;
     document.getElementById("progress-details").open = true;
     // The hub's diagnosis reads better than the exception text (which may be empty).
@@ -378,4 +386,5 @@ function main() {
   document.body.dataset.richprogress = "ready";
 }
 
-main();
+// Imported outside a browser (the vocabulary and clock tests run it under node): no page.
+if (typeof document !== "undefined") main();

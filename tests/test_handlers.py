@@ -23,6 +23,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -208,9 +209,9 @@ def _stop(pid_file: Path) -> None:
             pass
 
 
-@pytest.fixture(scope="module")
-def running_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
-    work = tmp_path_factory.mktemp("hub")
+@contextmanager
+def hub_process(work: Path, *, hold: float = 0.2) -> Iterator[Hub]:
+    """A real jupyterhub (and its proxy) in ``work``; spawns fail after ``hold`` seconds."""
     port = free_port()
     tokens = {user: f"token-{i}-{os.urandom(8).hex()}" for i, user in enumerate(USERS)}
     config = work / "jupyterhub_config.py"
@@ -230,7 +231,11 @@ def running_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
         )
     )
     log = work / "hub.log"
-    env = dict(os.environ, PATH=f"{CHP_BIN}{os.pathsep}{os.environ['PATH']}")
+    env = dict(
+        os.environ,
+        PATH=f"{CHP_BIN}{os.pathsep}{os.environ['PATH']}",
+        RP_TEST_HOLD=str(hold),
+    )
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "jupyterhub", "-f", str(config)],
@@ -263,6 +268,12 @@ def running_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
             proc.wait()
         # the hub stops its proxy on a clean exit; make sure of it either way
         _stop(work / "chp.pid")
+
+
+@pytest.fixture(scope="module")
+def running_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    with hub_process(tmp_path_factory.mktemp("hub")) as hub:
+        yield hub
 
 
 @pytest.fixture(scope="module")

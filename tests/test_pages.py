@@ -1,0 +1,425 @@
+"""Server-side rendering of our two templates, through a Jinja environment built like JupyterHub's.
+
+The environment is JupyterHub 6's own recipe (``app.init_tornado_settings``): a
+``PrefixLoader`` for ``templates/...`` (the stock templates we extend), our folder before the
+stock one, autoescape on. The namespace holds what JupyterHub's handlers pass. Pages are
+parsed with the standard library's HTML parser and checked for what a user sees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from html.parser import HTMLParser
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader
+from jupyterhub.app import DATA_FILES_PATH
+
+from richprogress.hub_setup import template_path
+from richprogress.timeline import SpawnTimeline
+from richprogress.web_context import FAILURE_PAGE_ROWS, template_helpers
+
+STOCK = os.path.join(DATA_FILES_PATH, "templates")
+HOSTILE = "<img src=x onerror=alert(1)>"
+ODD_USER = "a<'&\">b"
+T0 = datetime(2026, 11, 29, 21, 33, 20, tzinfo=timezone.utc)
+HUB = "/prefix/hub/"
+
+# -- a tiny DOM ---------------------------------------------------------------------------
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+
+
+@dataclass
+class Node:
+    tag: str
+    attrs: dict[str, str | None]
+    children: list[Node | str] = field(default_factory=list)
+
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def words(self) -> str:
+        return " ".join(self.text().split())
+
+    def iter(self) -> Iterator[Node]:
+        yield self
+        for child in self.children:
+            if isinstance(child, Node):
+                yield from child.iter()
+
+    def find_all(self, tag: str | None = None, **attrs: str) -> list[Node]:
+        return [
+            n
+            for n in self.iter()
+            if (tag is None or n.tag == tag)
+            and all(
+                (v in (n.attrs.get(k.rstrip("_")) or "").split())
+                if k == "class_"
+                else n.attrs.get(k) == v
+                for k, v in attrs.items()
+            )
+        ]
+
+    def by_id(self, ident: str) -> Node:
+        found = self.find_all(id=ident)
+        assert len(found) == 1, f"{len(found)} elements with id {ident}"
+        return found[0]
+
+    def has_id(self, ident: str) -> bool:
+        return bool(self.find_all(id=ident))
+
+
+class _Parser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#document", {})
+        self.stack = [self.root]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        node = Node(tag, dict(attrs))
+        self.stack[-1].children.append(node)
+        if tag not in VOID:
+            self.stack.append(node)
+
+    def handle_endtag(self, tag: str) -> None:
+        for depth in range(len(self.stack) - 1, 0, -1):
+            if self.stack[depth].tag == tag:
+                del self.stack[depth:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        self.stack[-1].children.append(data)
+
+
+def parse(html: str) -> Node:
+    parser = _Parser()
+    parser.feed(html)
+    parser.close()
+    return parser.root
+
+
+# -- rendering like JupyterHub ------------------------------------------------------------
+
+
+def environment() -> Environment:
+    loader = ChoiceLoader(
+        [
+            PrefixLoader({"templates": FileSystemLoader([STOCK])}, "/"),
+            FileSystemLoader([template_path(), STOCK]),
+        ]
+    )
+    return Environment(loader=loader, autoescape=True)
+
+
+def make_user(name: str, spawners: dict[str, Any]) -> SimpleNamespace:
+    return SimpleNamespace(
+        name=name,
+        escaped_name=quote(name, safe="@~"),
+        json_escaped_name=json.dumps(name)[1:-1],
+        spawners=spawners,
+        spawner=SimpleNamespace(options_form=None),
+    )
+
+
+def render(name: str, *, with_helpers: bool = True, **ns: Any) -> Node:
+    namespace: dict[str, Any] = {
+        "base_url": HUB,
+        "prefix": "/prefix/",
+        "login_url": HUB + "login",
+        "logout_url": HUB + "logout",
+        "static_url": lambda path, include_version=True: HUB + "static/" + path,
+        "version_hash": "",
+        "services": [],
+        "parsed_scopes": set(),
+        "expanded_scopes": set(),
+        "xsrf": "xsrf-token",
+        "xsrf_token": "xsrf-token",
+    }
+    if with_helpers:
+        namespace["richprogress"] = template_helpers(None)
+    namespace.update(ns)
+    html = environment().get_template(name).render(**namespace)
+    return parse(html)
+
+
+# -- records and timelines ----------------------------------------------------------------
+
+
+def record(
+    n: int,
+    since: float,
+    severity: str,
+    reason: str,
+    message: str,
+    *,
+    count: int = 1,
+    phase: str | None = None,
+    container: str | None = "notebook",
+    pod: str = "jupyter-alice",
+) -> dict[str, Any]:
+    stamp = (T0 + timedelta(seconds=since)).isoformat().replace("+00:00", "Z")
+    return {
+        "id": f"uid-{n}",
+        "timestamp": stamp,
+        "first_timestamp": stamp,
+        "type": "Normal" if severity == "info" else "Warning",
+        "severity": severity,
+        "reason": reason,
+        "object": {"kind": "Pod", "name": pod, "container": container, "field_path": None},
+        "component": "kubelet",
+        "count": count,
+        "message": message,
+        "raw_message": message,
+        "rule": None,
+        "phase": phase,
+        "since_spawn": since,
+    }
+
+
+def image_not_found(image: str = "quay.io/jupyter/scipy-notebok:2024-01-15", pod: str = "jupyter-alice") -> list[dict[str, Any]]:
+    return [
+        record(1, 8, "info", "Scheduled", "Found a machine for your server: node-1.", phase="scheduled", container=None, pod=pod),
+        record(2, 9, "info", "Pulling", f"Downloading image {image}.", phase="image", pod=pod),
+        record(3, 10, "error", "Failed", f"The image {image} does not exist.", phase="image", count=4, pod=pod),
+        record(4, 11, "warning", "BackOff", f"Waiting to retry downloading {image}.", phase="image", count=7, pod=pod),
+    ]
+
+
+def timeline(records: list[dict[str, Any]], *, outcome: str = "failed", ran: float = 75, server_name: str = "") -> SpawnTimeline:
+    clock = [T0 + timedelta(seconds=ran)]
+    tl = SpawnTimeline(server_name=server_name, started_at=T0, clock=lambda: clock[0])
+    for r in records:
+        tl.add(r)  # type: ignore[arg-type]
+    if outcome != "pending":
+        tl.finish(outcome, "")  # type: ignore[arg-type]
+    return tl
+
+
+def failure_page(user_name: str, tl: SpawnTimeline | None, server_name: str = "", **ns: Any) -> Node:
+    spawner = SimpleNamespace(name=server_name, spawn_timeline=tl)
+    user = make_user(user_name, {server_name: spawner})
+    namespace = {
+        "user": user,
+        "server_name": server_name,
+        "spawn_url": HUB + "spawn/" + user.escaped_name + ("/" + quote(server_name) if server_name else ""),
+        "failed": True,
+        "failed_message": "Spawn failed: ",
+        "failed_html_message": "",
+    }
+    namespace.update(ns)
+    return render("not_running.html", **namespace)
+
+
+# -- the failure page ---------------------------------------------------------------------
+
+
+def test_failure_page_leads_with_the_cause_then_what_to_do() -> None:
+    doc = failure_page("alice", timeline(image_not_found()))
+    assert doc.find_all("h1")[0] is doc.by_id("rp-summary")
+    assert doc.by_id("rp-summary").words() == "The image quay.io/jupyter/scipy-notebok:2024-01-15 does not exist."
+    assert doc.by_id("rp-hint").words().startswith("What you can do: Check the image name")
+
+
+def test_failure_page_says_who_what_when() -> None:
+    doc = failure_page("alice", timeline(image_not_found(), ran=75), server_name="gpu")
+    facts = {
+        div.find_all("dt")[0].words(): div.find_all("dd")[0].words()
+        for div in doc.by_id("rp-facts").find_all("div")
+    }
+    assert facts == {
+        "User": "alice",
+        "Server": "gpu",
+        "Started": "2026-11-29 21:33:20 UTC",
+        "Ran for": "1 min 15 s",
+        "Failed during": "Downloading the software image",
+    }
+    started = doc.by_id("rp-facts").find_all("time")[0]
+    assert started.attrs["datetime"] == "2026-11-29T21:33:20.000Z"
+
+
+def test_default_server_is_named_default() -> None:
+    doc = failure_page("alice", timeline(image_not_found()))
+    dds = [d.words() for d in doc.by_id("rp-facts").find_all("dd")]
+    assert dds[1] == "default"
+
+
+def test_timeline_rows_show_clock_time_pills_and_count() -> None:
+    doc = failure_page("alice", timeline(image_not_found()))
+    rows = doc.by_id("rp-timeline").find_all("li", class_="rp-event")
+    assert [r.attrs["data-record-id"] for r in rows] == ["uid-1", "uid-2", "uid-3", "uid-4"]
+    failed = rows[2]
+    assert failed.find_all(class_="rp-clock")[0].words() == "+0:10"
+    assert failed.find_all("time")[0].words() == "21:33:30"
+    assert failed.find_all("time")[0].attrs["datetime"] == "2026-11-29T21:33:30Z"
+    pills = [p.words() for p in failed.find_all(class_="rp-pill")]
+    assert pills == ["Warning", "Failed", "Pod jupyter-alice", "container notebook", "the cause"]
+    assert failed.find_all(class_="rp-count")[0].words() == "x4"
+    assert failed.attrs["data-severity"] == "error"
+    assert "rp-decisive" in (failed.attrs["class"] or "")
+    assert not rows[0].find_all(class_="rp-count")  # no "x1"
+
+
+def test_long_repeats_fold_to_fit_the_screenshot_and_keep_the_cause() -> None:
+    many = [record(1, 1, "info", "Scheduled", "Found a machine.", phase="scheduled")]
+    many += [
+        record(10 + i, 2 + i, "warning", "BackOff", "Waiting to retry.", phase="image")
+        for i in range(30)
+    ]
+    many.insert(20, record(5, 15, "error", "Failed", "The image x does not exist.", phase="image"))
+    many += [record(100 + i, 40 + i, "info", f"Step{i}", f"Something {i} happened.", phase="image") for i in range(15)]
+    doc = failure_page("alice", timeline(many))
+    items = doc.by_id("rp-timeline").find_all("li")
+    assert len(items) <= FAILURE_PAGE_ROWS + 2
+    assert doc.by_id("rp-timeline").find_all("li", class_="rp-fold")
+    decisive = doc.by_id("rp-timeline").find_all("li", class_="rp-decisive")
+    assert [d.attrs["data-record-id"] for d in decisive] == ["uid-5"]
+    # the heading still counts every event
+    assert "(47 events" in doc.by_id("rp-timeline-title").words()
+
+
+def test_report_for_copy_details_is_embedded_as_text() -> None:
+    doc = failure_page("alice", timeline(image_not_found()))
+    report = doc.by_id("rp-report").text()
+    assert "User:" in report and "alice" in report
+    assert "does not exist" in report
+    assert "hidden" in doc.by_id("rp-copy").attrs  # shown by the module, where clipboard works
+
+
+def test_relaunch_button_keeps_the_stock_id_and_url() -> None:
+    doc = failure_page("alice", timeline(image_not_found()), server_name="gpu")
+    start = doc.by_id("start")
+    assert start.attrs["href"] == "/prefix/hub/spawn/alice/gpu"
+    assert start.words() == "Relaunch server gpu"
+
+
+HOSTILE_CASES = [
+    pytest.param("alice", HOSTILE, "", id="image-name-in-message"),
+    pytest.param(ODD_USER, "quay.io/x:1", "", id="odd-user-name"),
+    pytest.param(ODD_USER, HOSTILE, HOSTILE, id="everything-hostile"),
+]
+
+
+@pytest.mark.parametrize(("user_name", "image", "server_name"), HOSTILE_CASES)
+def test_hostile_text_is_shown_as_text(user_name: str, image: str, server_name: str) -> None:
+    doc = failure_page(user_name, timeline(image_not_found(image, pod=f"jupyter-{user_name}")), server_name=server_name)
+    # nothing was injected: no element carries an event handler, no image points at "x"
+    for node in doc.iter():
+        assert not any(k.startswith("on") for k in node.attrs), node
+        assert not (node.tag == "img" and node.attrs.get("src") == "x")
+    # and the text reads exactly as it was
+    assert doc.by_id("rp-summary").words() == f"The image {image} does not exist."
+    facts = [d.words() for d in doc.by_id("rp-facts").find_all("dd")]
+    assert facts[0] == user_name
+    assert facts[1] == (server_name or "default")
+    pills = [p.words() for p in doc.find_all(class_="rp-pill-object")]
+    assert f"Pod jupyter-{user_name}" in pills
+    assert image in doc.by_id("rp-report").text()
+
+
+def test_without_a_timeline_the_stock_page_and_the_message_remain() -> None:
+    doc = failure_page("alice", None, failed_message="Spawn failed: pod did not start in 300 seconds!")
+    assert not doc.has_id("rp-summary")
+    assert doc.find_all("h1")[0].words() == "Spawn failed"
+    text = doc.words()
+    assert "The latest attempt to start your server" in text
+    assert "pod did not start in 300 seconds!" in text
+    assert doc.by_id("start").attrs["href"] == "/prefix/hub/spawn/alice"
+
+
+def test_a_server_that_is_just_not_running_gets_the_stock_page() -> None:
+    doc = failure_page("alice", timeline(image_not_found()), failed=False)
+    assert not doc.has_id("rp-summary")
+    assert doc.find_all("h1")[0].words() == "Server not running"
+
+
+@pytest.mark.parametrize("template", ["not_running.html", "spawn_pending.html"])
+def test_hand_wiring_without_the_template_variable_falls_back_to_stock(template: str) -> None:
+    tl = timeline(image_not_found(), outcome="pending")
+    spawner = SimpleNamespace(name="", spawn_timeline=tl)
+    user = make_user("alice", {"": spawner})
+    doc = render(
+        template,
+        with_helpers=False,
+        user=user,
+        spawner=spawner,
+        server_name="",
+        spawn_url=HUB + "spawn/alice",
+        failed=True,
+        progress_url=HUB + "api/users/alice/server/progress",
+    )
+    assert not doc.has_id("richprogress-data")
+    assert doc.find_all("h1") or doc.has_id("progress-bar")
+
+
+# -- the pending page ---------------------------------------------------------------------
+
+
+def pending_page(user_name: str, server_name: str, tl: SpawnTimeline | None) -> tuple[Node, dict[str, Any]]:
+    spawner = SimpleNamespace(name=server_name, spawn_timeline=tl)
+    user = make_user(user_name, {server_name: spawner})
+    progress_url = f"{HUB}api/users/{user.escaped_name}/servers/{quote(server_name)}/progress?_xsrf=x"
+    doc = render("spawn_pending.html", user=user, spawner=spawner, progress_url=progress_url)
+    data = json.loads(doc.by_id("richprogress-data").text())
+    return doc, data
+
+
+def test_pending_page_keeps_the_stock_dom_contract() -> None:
+    doc, _ = pending_page("alice", "", timeline([], outcome="pending"))
+    bar = doc.by_id("progress-bar")
+    assert bar.attrs["aria-valuenow"] == "0" and bar.attrs["role"] == "progressbar"
+    for ident in ("progress-message", "progress-log", "progress-details", "sr-progress", "stop-server-btn"):
+        assert doc.has_id(ident), ident
+    assert doc.by_id("rp-step").attrs["aria-live"] == "polite"
+
+
+def test_pending_page_loads_our_module_cache_busted_under_base_url() -> None:
+    doc, _ = pending_page("alice", "", timeline([], outcome="pending"))
+    modules = doc.find_all("script", type="module")
+    assert len(modules) == 1
+    assert (modules[0].attrs["src"] or "").startswith("/prefix/hub/richprogress/static/richprogress.js?v=")
+    # the stock inline script (a second EventSource, .html() of messages) is gone
+    assert not any("EventSource" in s.text() for s in doc.find_all("script"))
+
+
+def test_pending_data_for_a_named_server_of_an_odd_user() -> None:
+    tl = timeline(image_not_found()[:2], outcome="pending", ran=42.5, server_name="my gpu")
+    doc, data = pending_page(ODD_USER, "my gpu", tl)
+    escaped = quote(ODD_USER, safe="@~")
+    assert data["userName"] == ODD_USER
+    assert data["serverName"] == "my gpu"
+    assert data["stopUrl"] == f"/prefix/hub/api/users/{escaped}/servers/my%20gpu"
+    assert data["timelineUrl"] == f"/prefix/hub/api/richprogress/users/{escaped}/servers/my%20gpu/timeline"
+    assert data["pageUrl"] == f"/prefix/hub/spawn-pending/{escaped}/my%20gpu"
+    assert data["progressUrl"].startswith(f"/prefix/hub/api/users/{escaped}/servers/my%20gpu/progress")
+    # the live clock starts from the hub's count, not the browser's wall clock
+    assert data["serverElapsed"] == 42.5
+    assert data["progress"] == 55  # "image" reached
+    assert doc.by_id("rp-failure-link").attrs["href"] == data["pageUrl"]
+
+
+def test_pending_data_cannot_break_out_of_its_script_element() -> None:
+    name = "</script><script>alert(1)</script>"
+    doc, data = pending_page(name, "", timeline([], outcome="pending"))
+    # it parsed back whole, and its element holds no "<" that could close it early
+    assert data["userName"] == name
+    assert "<" not in doc.by_id("richprogress-data").text()
+
+
+def test_pending_page_without_a_timeline_counts_from_page_load() -> None:
+    _, data = pending_page("alice", "", None)
+    assert data["serverElapsed"] is None
+    assert data["progress"] == 0
+
+
+@pytest.mark.parametrize("make", [lambda: timeline(image_not_found()), lambda: None], ids=["old-failed-timeline", "none"])
+def test_pending_page_ignores_a_finished_timeline(make: Callable[[], SpawnTimeline | None]) -> None:
+    _, data = pending_page("alice", "", make())
+    assert data["serverElapsed"] is None
