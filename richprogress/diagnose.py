@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypedDict
 
-from .records import PHASE_LABELS, PHASE_NAMES, EventRecord
+from .records import PHASE_LABELS, PHASE_NAMES, SEVERITIES, EventRecord
 from .timeline import parse_timestamp
 
 
@@ -267,8 +267,12 @@ def record_phase(record: Mapping[str, Any]) -> str | None:
     return _REASON_PHASES.get(_text(record, "reason") or "")
 
 
-def _is_problem(record: Mapping[str, Any]) -> bool:
-    return record.get("severity") in ("warning", "error") or record.get("type") == "Warning"
+def _severity(record: Mapping[str, Any]) -> str:
+    """The record's severity; from its type when a hand-made record has none (or a bad one)."""
+    severity = _text(record, "severity")
+    if severity in SEVERITIES:
+        return severity
+    return "warning" if record.get("type") == "Warning" else "info"
 
 
 def time_order(records: Sequence[EventRecord], *, first: bool = False) -> list[EventRecord]:
@@ -316,8 +320,9 @@ def latest_phase(records: Sequence[EventRecord]) -> str | None:
 def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
     """The record that best explains a failure, or None when none does.
 
-    Candidates are warnings and errors not overcome later (a FailedScheduling followed by
-    a scale-up or a Scheduled is over). Among them the most telling wins: a known specific
+    Candidates are warnings and errors (by ``severity``; by ``type`` only when a record has
+    no valid severity) not overcome later: a FailedScheduling followed by a scale-up or a
+    Scheduled is over. Among them the most telling wins: a known specific
     cause over its follow-ups, an error over a warning, then the latest.
     """
     ordered = time_order(records)
@@ -327,15 +332,12 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
     for position in range(len(ordered) - 1, -1, -1):
         later = ordered[position]
         reached = -1
-        if (
-            later.get("severity") == "info"
-            and later.get("type") != "Warning"
-            and _text(later, "reason") not in _AFTERMATH_REASONS
-        ):
+        if _severity(later) == "info" and _text(later, "reason") not in _AFTERMATH_REASONS:
             reached = _phase_index(record_phase(later))
         progress_after[position] = max(reached, progress_after[position + 1])
     for position, record in enumerate(ordered):
-        if not _is_problem(record):
+        severity = _severity(record)
+        if severity == "info":
             continue
         overcome = progress_after[position + 1] > _phase_index(record_phase(record))
         if overcome:
@@ -343,11 +345,11 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
         failure = _classify(record)
         if failure is not None:
             weight = failure.weight
-        elif record.get("severity") == "error":
+        elif severity == "error":
             weight = _UNKNOWN_ERROR_WEIGHT
         else:
             weight = _UNKNOWN_WARNING_WEIGHT
-        if record.get("severity") == "error":
+        if severity == "error":
             weight += _ERROR_BONUS
         # ">=" so that among equals the latest wins.
         if best is None or (weight, position) >= (best[0], best[1]):

@@ -311,9 +311,41 @@ UNKNOWN_ERROR_OVER_FOLLOW_UP = [
     ),
 ]
 
+# A rule may say a Warning is nothing to worry about; a hand-made record may carry no severity.
+DOWNGRADED_WARNING = [
+    rec("pull", "Pulling", "00:02", "Downloading the image", phase="image"),
+    rec(
+        "probe",
+        "Unhealthy",
+        "00:50",
+        "Still warming up",
+        type="Warning",
+        severity="info",
+        phase="image",
+    ),
+]
+NO_SEVERITY = [{**DOWNGRADED_WARNING[1], "severity": None}]
+
 TIMEOUT_SENTENCE = "Your server did not start within the time limit while {}."
 
 DIAGNOSE_CASES = [
+    pytest.param(
+        DOWNGRADED_WARNING,
+        "",
+        {
+            "summary": TIMEOUT_SENTENCE.format("downloading the software image"),
+            "hint": HINT_SLOW_IMAGE,
+            "phase": "image",
+            "record_id": None,
+        },
+        id="warning-type-a-rule-marked-info-is-not-the-cause",
+    ),
+    pytest.param(
+        NO_SEVERITY,
+        "",
+        {"summary": "Still warming up", "hint": HINT_CRASH, "phase": "image", "record_id": "probe"},
+        id="no-severity-falls-back-to-warning-type",
+    ),
     pytest.param(
         IMAGE_NOT_FOUND,
         "Spawn failed: ",
