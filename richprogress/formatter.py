@@ -186,7 +186,7 @@ class EventFormatter(LoggingConfigurable):
 
     def _render(self, rule: Rule, template: Any, groups: Mapping[str, str], what: str) -> str | None:
         try:
-            if isinstance(template, str):
+            if type(template) is str:
                 text = template.format(**groups)
             else:
                 text = template(**groups)
@@ -198,6 +198,8 @@ class EventFormatter(LoggingConfigurable):
                 rule.label,
             )
             return None
+        if type(text) is str and text.isascii():
+            return text
         if not isinstance(text, str):
             self._log_once(
                 ("type", rule.id, what),
@@ -211,13 +213,16 @@ class EventFormatter(LoggingConfigurable):
         return clean_str(text)
 
     def _build(self, fields: Fields) -> EventRecord:
-        raw = fields.raw_message
+        # Unpacking the tuple once is much cheaper than 13 attribute lookups per event.
+        (uid, timestamp, first_timestamp, type_, reason, kind, name, container, field_path,
+         component, count, raw, match_values) = fields
         message = None
         hint = None
         phase = None
         severity = None
         rule_id = None
-        found = self.ruleset.match(fields.match_values)
+        ruleset = self._ruleset or self.ruleset
+        found = ruleset.match(match_values)
         if found is not None:
             rule, groups = found
             message = self._render(rule, rule.template, groups, "template")
@@ -229,24 +234,24 @@ class EventFormatter(LoggingConfigurable):
                     hint = self._render(rule, rule.hint, groups, "hint") or None
         if not message:
             # Never an empty line: the event's own words, else what little we know.
-            message = raw or fields.reason or "(event without a message)"
+            message = raw or reason or "(event without a message)"
         if severity is None:
-            severity = "warning" if fields.type == "Warning" else "info"
+            severity = "warning" if type_ == "Warning" else "info"
         return {
-            "id": fields.id,
-            "timestamp": fields.timestamp,
-            "first_timestamp": fields.first_timestamp,
-            "type": fields.type,
+            "id": uid,
+            "timestamp": timestamp,
+            "first_timestamp": first_timestamp,
+            "type": type_,
             "severity": severity,
-            "reason": fields.reason,
+            "reason": reason,
             "object": {
-                "kind": fields.kind,
-                "name": fields.name,
-                "container": fields.container,
-                "field_path": fields.field_path,
+                "kind": kind,
+                "name": name,
+                "container": container,
+                "field_path": field_path,
             },
-            "component": fields.component,
-            "count": fields.occurrences,
+            "component": component,
+            "count": count,
             "message": message,
             "raw_message": raw,
             "rule": rule_id,

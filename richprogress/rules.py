@@ -37,10 +37,13 @@ from .normalize import MATCH_FIELDS, MATCH_INDEX
 from .records import PHASE_NAMES, SEVERITIES
 
 RULE_KEYS = frozenset({"id", "match", "template", "severity", "hint", "phase", "description"})
-_REASON = MATCH_INDEX["reason"]
-_COMPONENT = MATCH_INDEX["reportingComponent"]
-# Candidate lists are memoized per (reason, component); both come from a small vocabulary
-# in practice, but junk input could invent new ones forever, so the memo has a ceiling.
+# Fields with a small vocabulary in practice (reason, component, fieldPath, type, kind,
+# container, namespace): rules are pre-matched on them once per combination and the result
+# memoized. Only ``message`` and ``name`` (one per user) vary freely and are matched per event.
+_PER_EVENT = frozenset({MATCH_INDEX["message"], MATCH_INDEX["name"]})
+_KEY_FIELDS = tuple(i for i in range(len(MATCH_FIELDS)) if i not in _PER_EVENT)
+# Junk input could invent new combinations forever, so the memo has a ceiling; when it is
+# reached the memo starts over (still correct, and it refills with what is current).
 _MEMO_LIMIT = 2048
 
 Template = str | Callable[..., Any]
@@ -259,24 +262,23 @@ _EMPTY: dict[str, str] = {}
 class RuleSet:
     """An ordered, compiled list of rules with a fast ``match``.
 
-    Most rules test ``reason`` and ``reportingComponent``, and events come from a small
-    vocabulary of both. So the rules that can match a given (reason, component) pair, with
-    the groups those two patterns produce, are computed once per pair and remembered; a
-    match then only runs the remaining patterns (usually one on the message, often none).
-    This is exact for any regex (it is the same ``re.match``, done earlier), not only for
-    literal alternations.
+    Events come from a small vocabulary of reasons, components, field paths and types. So
+    the rules that can match a given combination of those fields, with the groups their
+    patterns produced, are computed once per combination and remembered; a match then only
+    runs the patterns on ``message`` and ``name`` (usually one, often none). This is exact
+    for any regex (it is the same ``re.match``, done earlier), not only for literals.
     """
 
     __slots__ = ("rules", "_memo")
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.rules: tuple[Rule, ...] = tuple(rules)
-        self._memo: dict[tuple[str, str], tuple[_Candidate, ...]] = {}
+        self._memo: dict[tuple[str, ...], tuple[_Candidate, ...]] = {}
 
     def __len__(self) -> int:
         return len(self.rules)
 
-    def _candidates(self, reason: str, component: str) -> tuple[_Candidate, ...]:
+    def _candidates(self, values: Sequence[str]) -> tuple[_Candidate, ...]:
         out: list[_Candidate] = []
         for rule in self.rules:
             if rule.ordered_groups:
@@ -286,15 +288,15 @@ class RuleSet:
             rest: list[tuple[int, re.Pattern[str]]] = []
             ok = True
             for index, pattern in rule.match:
-                if index == _REASON or index == _COMPONENT:
-                    found = pattern.match(reason if index == _REASON else component)
-                    if found is None:
-                        ok = False
-                        break
-                    if pattern.groupindex:
-                        pre.update(found.groupdict(""))
-                else:
+                if index in _PER_EVENT:
                     rest.append((index, pattern))
+                    continue
+                found = pattern.match(values[index])
+                if found is None:
+                    ok = False
+                    break
+                if pattern.groupindex:
+                    pre.update(found.groupdict(""))
             if ok:
                 out.append((rule, pre or _EMPTY, tuple(rest)))
         return tuple(out)
@@ -304,13 +306,17 @@ class RuleSet:
 
         The returned groups dict may be shared between calls: read it, never mutate it.
         """
-        key = (values[_REASON], values[_COMPONENT])
+        # The _KEY_FIELDS, spelled out: building this tuple directly is the fastest way.
+        key = (values[0], values[1], values[2], values[4], values[5], values[7], values[8])
         candidates = self._memo.get(key)
         if candidates is None:
-            candidates = self._candidates(*key)
-            if len(self._memo) < _MEMO_LIMIT:
-                self._memo[key] = candidates
+            candidates = self._candidates(values)
+            if len(self._memo) >= _MEMO_LIMIT:
+                self._memo.clear()
+            self._memo[key] = candidates
         for rule, pre, rest in candidates:
+            if not rest:
+                return rule, pre
             groups = pre
             copied = False
             for index, pattern in rest:

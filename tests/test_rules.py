@@ -218,3 +218,9 @@ def test_memo_has_a_ceiling() -> None:
     for i in range(5000):
         ruleset.match(values(reason=f"R{i}"))
     assert len(ruleset._memo) <= 2048
+
+
+def test_memo_key_spells_out_the_key_fields() -> None:
+    from richprogress.rules import _KEY_FIELDS
+
+    assert _KEY_FIELDS == (0, 1, 2, 4, 5, 7, 8)
