@@ -336,7 +336,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "id": "image-not-found",
         "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
                   "message": r"(?si)Failed to pull image " + IMAGE
-                             + r".*?(?:: not found|code = NotFound|manifest unknown|name unknown)"},
+                             + r"(?:.{0,2000}?)(?:: not found|code = NotFound|manifest unknown|name unknown)"},
         "template": "The image {image} for the {container} container does not exist",
         "severity": "error",
         "hint": _PULL_HINT_MISSING,
@@ -346,7 +346,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "id": "image-access-denied",
         "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
                   "message": r"(?si)Failed to pull image " + IMAGE
-                             + r".*?(?:access denied|unauthorized|failed to authorize|forbidden"
+                             + r"(?:.{0,2000}?)(?:access denied|unauthorized|failed to authorize|forbidden"
                                r"|authentication required|\b401\b|\b403\b)"},
         "template": "The image {image} for the {container} container could not be downloaded: "
         "it does not exist or is private",
@@ -358,7 +358,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "id": "image-rate-limited",
         "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
                   "message": r"(?si)Failed to pull image " + IMAGE
-                             + r".*?(?:toomanyrequests|too many requests|rate limit)"},
+                             + r"(?:.{0,2000}?)(?:toomanyrequests|too many requests|rate limit)"},
         "template": "The image registry is limiting downloads of {image} right now; the cluster will try again",
         "severity": "warning",
         "hint": "Wait a few minutes. If it keeps happening, ask your administrator "

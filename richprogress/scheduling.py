@@ -103,9 +103,23 @@ _ALL = {
 _DEFAULT_HINT = "Wait a few minutes; if it keeps happening, ask your administrator."
 
 
-@functools.lru_cache(maxsize=256)
 def summarize_scheduling(message: str) -> Summary | None:
     """Summarize a FailedScheduling message; None if the format is not recognized."""
+    # The same message repeats (and a rule asks for sentence and hint): remember short ones.
+    if len(message) <= _CACHE_MAX_CHARS:
+        return _summarize_scheduling_cached(message)
+    return _summarize_scheduling(message)
+
+
+_CACHE_MAX_CHARS = 2000
+
+
+@functools.lru_cache(maxsize=256)
+def _summarize_scheduling_cached(message: str) -> Summary | None:
+    return _summarize_scheduling(message)
+
+
+def _summarize_scheduling(message: str) -> Summary | None:
     if _NO_NODES_RE.match(message):
         return Summary("The cluster has no machines running right now", _HINTS["selector"])
     head = _HEADER_RE.match(message)
@@ -128,7 +142,7 @@ def _summarize_items(body: str, total: int, lead: str) -> Summary | None:
     others: dict[str, list] = {}
     first_key = None
     for item in _SPLIT_RE.split(body):
-        item = item.strip().rstrip(".")
+        item = item.strip().rstrip(".,; ")
         if not item:
             continue
         found = _ITEM_RE.match(item)
@@ -186,15 +200,25 @@ _GROUP_ITEMS = {
 }
 
 
-@functools.lru_cache(maxsize=256)
 def summarize_scale_up_failure(message: str) -> Summary:
     """Summarize a cluster-autoscaler NotTriggerScaleUp message (never None)."""
+    if len(message) <= _CACHE_MAX_CHARS:
+        return _summarize_scale_up_cached(message)
+    return _summarize_scale_up(message)
+
+
+@functools.lru_cache(maxsize=256)
+def _summarize_scale_up_cached(message: str) -> Summary:
+    return _summarize_scale_up(message)
+
+
+def _summarize_scale_up(message: str) -> Summary:
     found = _SCALE_UP_RE.match(message)
     body = (found.group(1) if found else message).strip().rstrip(".")
     parts: list[str] = []
     resources: list[str] = []
     for item in _SPLIT_RE.split(body):
-        item_match = _ITEM_RE.match(item.strip())
+        item_match = _ITEM_RE.match(item.strip().rstrip(".,; "))
         if item_match is None or not item_match.group(2):  # pragma: no cover
             continue
         count = int(item_match.group(1) or 0)

@@ -13,6 +13,7 @@ import pytest
 from richprogress.default_rules import human_duration, human_size
 from richprogress.formatter import EventFormatter
 from richprogress.records import PHASE_NAMES, SEVERITIES
+from richprogress.scheduling import summarize_scheduling
 
 KUBELET = "kubelet"
 NOTEBOOK = "spec.containers{notebook}"
@@ -496,3 +497,40 @@ def test_human_duration(text: str, words: str) -> None:
 @pytest.mark.parametrize(("text", "words"), [("999", "999 bytes"), ("3895865", "3.9 MB"), ("3922990416", "3.9 GB")])
 def test_human_size(text: str, words: str) -> None:
     assert human_size(text) == words
+
+
+SCHEDULING = [
+    pytest.param("0/0 nodes are available", "The cluster has no machines running right now", id="zero-nodes"),
+    pytest.param("0/1 nodes are available: persistentvolumeclaim \"claim-alice\" not found. preemption: 0/1 nodes "
+                 "are available: 1 Preemption is not helpful for scheduling.", "Your storage is not ready yet",
+                 id="pvc-not-found"),
+    pytest.param("0/3 nodes are available: 1 node(s) had some brand new problem, 2 Insufficient cpu.",
+                 "No machine has enough free CPU, and 1: node(s) had some brand new problem", id="unknown-item-kept"),
+    pytest.param("0/4 nodes are available: 2 Insufficient cpu, 2 Insufficient cpu.", "No machine has enough free CPU",
+                 id="repeated-resource"),
+    pytest.param("0/6 nodes are available: 1 Insufficient ephemeral-storage, 2 node(s) didn't have free ports for "
+                 "the requested pod ports, 3 node(s) didn't satisfy existing pods anti-affinity rules.",
+                 "No machine has enough free disk space, and 2 have the needed network port in use and 3 run "
+                 "something this server must not share a machine with", id="ports-and-anti-affinity"),
+    pytest.param("0/2 nodes are available: 2 node(s) had untolerated taint {node.kubernetes.io/unschedulable: }.",
+                 "All machines are being taken out of service", id="cordoned"),
+    pytest.param("0/3 nodes are available: 1 node(s) exceed max volume count, 2 Insufficient memory.",
+                 "No machine has enough free memory, and 1 has no room for another disk", id="max-volumes"),
+]
+
+
+@pytest.mark.parametrize(("message", "sentence"), SCHEDULING)
+def test_scheduling_summary(message: str, sentence: str) -> None:
+    summary = summarize_scheduling(message)
+    assert summary is not None and summary.sentence == sentence
+    assert summary.hint
+
+
+def test_scheduling_summary_unknown_format() -> None:
+    assert summarize_scheduling("the scheduler is on strike") is None
+
+
+def test_huge_failed_scheduling_message_is_summarized_quickly_enough() -> None:
+    message = "0/5000 nodes are available: " + "1 Insufficient cpu, " * 5000
+    record = EventFormatter().format_event(ev("FailedScheduling", message, type=W))
+    assert record["message"] == "No machine has enough free CPU"
