@@ -542,3 +542,44 @@ def test_command_line_prints_url_writes_kubeconfig_and_stops_on_sigterm(tmp_path
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+async def test_services_and_secrets_owned_by_a_pod_go_with_it(tmp_path):
+    async with running_cluster(tmp_path, speed=200) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            async with session.post(PODS, json=pod_body("jupyter-o")) as r:
+                uid = (await r.json())["metadata"]["uid"]
+            owner = [{"apiVersion": "v1", "kind": "Pod", "name": "jupyter-o", "uid": uid}]
+            for resource in ("services", "secrets"):
+                url = f"/api/v1/namespaces/default/{resource}"
+                body = {"metadata": {"name": "jupyter-o", "ownerReferences": owner}}
+                async with session.post(url, json=body) as r:
+                    assert r.status == 201
+                async with session.get(f"{url}/jupyter-o") as r:
+                    assert r.status == 200
+            await session.delete(f"{PODS}/jupyter-o", params={"gracePeriodSeconds": "0"})
+            await wait_until(lambda: cluster.pod("jupyter-o") is None)
+            for resource in ("services", "secrets"):
+                async with session.get(f"/api/v1/namespaces/default/{resource}/jupyter-o") as r:
+                    assert r.status == 404
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "code"),
+    [
+        pytest.param("GET", "/apis/apps/v1/deployments", 404, id="unknown-api"),
+        pytest.param("GET", "/api/v1/namespaces/default/configmaps", 404, id="unknown-resource"),
+        pytest.param("PATCH", f"{PODS}/x", 405, id="unsupported-method"),
+        pytest.param("GET", f"{PODS}?labelSelector=a%20in%20(b", 400, id="bad-selector"),
+    ],
+)
+async def test_errors_are_single_line_status_objects(tmp_path, method, path, code):
+    async with running_cluster(tmp_path) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            async with session.request(method, path) as r:
+                assert r.status == code
+                assert r.content_type == "application/json"
+                text = await r.text()
+        assert "\n" not in text
+        status = json.loads(text)
+        assert (status["kind"], status["status"], status["code"]) == ("Status", "Failure", code)

@@ -137,14 +137,16 @@ class KubeAPI:
         if query.get("watch", "") in _TRUE:
             return await self._watch(request, resource, namespace, matches)
         items = self.store.list(resource, namespace, matches)
-        return _json(
+        head = json.dumps(
             {
                 "kind": _list_kind(resource),
                 "apiVersion": "v1",
                 "metadata": {"resourceVersion": self.store.resource_version},
-                "items": items,
             }
         )
+        # Splice pre-serialized items in: same bytes as json.dumps of the whole list.
+        body = head[:-1] + ', "items": [' + ", ".join(self.store.to_json(resource, o) for o in items) + "]}"
+        return web.Response(text=body, content_type="application/json")
 
     async def _watch(
         self, request: web.Request, resource: str, namespace: str | None, matches: Any
@@ -174,7 +176,7 @@ class KubeAPI:
             if since is None:
                 # rv "" or "0": start with the current state as synthetic ADDED events.
                 for obj in self.store.list(resource, namespace, matches):
-                    await response.write(_line("ADDED", obj))
+                    await response.write(_line("ADDED", self.store.to_json(resource, obj)))
                 sent = int(self.store.resource_version)
             else:
                 try:
@@ -184,7 +186,7 @@ class KubeAPI:
                     backlog = []
                     timeout = 0
                 for change in backlog:
-                    await response.write(_line(change.type, change.obj))
+                    await response.write(_line(change.type, self.store.to_json(resource, change.obj)))
                     sent = max(sent, change.rv)
             loop = asyncio.get_running_loop()
             deadline = loop.time() + timeout
@@ -204,7 +206,7 @@ class KubeAPI:
                 if change.rv <= sent:
                     continue  # already replayed
                 sent = change.rv
-                await response.write(_line(change.type, change.obj))
+                await response.write(_line(change.type, self.store.to_json(resource, change.obj)))
             await response.write_eof()
         except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
             # The client went away (or the server is stopping): nothing left to tell it.
@@ -355,9 +357,9 @@ def _grace_seconds(value: Any) -> float | None:
         return None
 
 
-def _line(event_type: str, obj: Obj) -> bytes:
+def _line(event_type: str, obj_json: str) -> bytes:
     # One JSON object per line: the client reads watch streams with readline().
-    return (json.dumps({"type": event_type, "object": obj}) + "\n").encode()
+    return f'{{"type": "{event_type}", "object": {obj_json}}}\n'.encode()
 
 
 def _gone_line(since: int) -> bytes:

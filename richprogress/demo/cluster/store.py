@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import time
 import uuid
 from collections import deque
@@ -93,6 +94,9 @@ class ObjectStore:
         self.history: deque[Change] = deque(maxlen=history_size)
         self._watchers: set[Watcher] = set()
         self._listeners: list[Callable[[Change], None]] = []
+        # id(stored object) -> (object, its JSON): lists of 30k events are re-sent every
+        # ~10 s per reflector, and stored objects never change, so serialize each once.
+        self._json: dict[int, tuple[Obj, str]] = {}
 
     # -- resourceVersions ------------------------------------------------------------
     @property
@@ -123,6 +127,23 @@ class ObjectStore:
         ]
         return items
 
+    def to_json(self, resource: str, obj: Obj) -> str:
+        """``json.dumps(obj)`` on one line; cached while ``obj`` is the stored version."""
+        cached = self._json.get(id(obj))
+        if cached is not None and cached[0] is obj:
+            return cached[1]
+        text = json.dumps(obj)
+        meta = obj.get("metadata") or {}
+        namespace = str(meta.get("namespace", "")) if RESOURCES[resource][1] else ""
+        key = (namespace, str(meta.get("name", "")))
+        if self.objects[resource].get(key) is obj:  # only current objects: bounded cache
+            self._json[id(obj)] = (obj, text)
+        return text
+
+    def _forget_json(self, obj: Obj | None) -> None:
+        if obj is not None:
+            self._json.pop(id(obj), None)
+
     # -- writes ----------------------------------------------------------------------
     def create(self, resource: str, obj: Obj) -> Obj:
         """Store a new object, filling in uid, resourceVersion and creationTimestamp."""
@@ -151,6 +172,7 @@ class ObjectStore:
         current = self.get(resource, namespace, name)
         obj = copy.deepcopy(current)
         mutate(obj)
+        self._forget_json(current)
         rv = self._next_rv()
         obj["metadata"]["resourceVersion"] = str(rv)
         self.objects[resource][(namespace, name)] = obj
@@ -162,6 +184,7 @@ class ObjectStore:
         current = self.objects[resource].pop((namespace, name), None)
         if current is None:
             raise NotFound(name)
+        self._forget_json(current)
         obj = copy.deepcopy(current)
         rv = self._next_rv()
         obj["metadata"]["resourceVersion"] = str(rv)
