@@ -2,7 +2,8 @@
 
 - ``running_cluster(tmp_path, speed=..., **options)``: async context manager; starts a
   ``SimulatedCluster`` on 127.0.0.1, writes a kubeconfig and points ``KUBECONFIG`` at it
-  (KubeSpawner's ``load_config`` needs a loadable one), and on exit stops KubeSpawner's
+  (KubeSpawner's ``load_config`` needs a loadable one; kubernetes_asyncio's default
+  location is patched too, as it reads the variable at import), and on exit stops KubeSpawner's
   class-wide reflectors and the cluster, restoring the environment.
 - ``fake_user(name)``: the few attributes KubeSpawner reads from a JupyterHub user.
 - ``make_kubespawner(cluster, name, **traits)``: a standalone ``KubeSpawner(_mock=True)``
@@ -41,9 +42,15 @@ async def running_cluster(
     kubeconfig = cluster.write_kubeconfig(tmp_path / "kubeconfig.json")
     previous = os.environ.get("KUBECONFIG")
     os.environ["KUBECONFIG"] = str(kubeconfig)
+    # kubernetes_asyncio reads $KUBECONFIG once, at import: point it at ours as well.
+    import kubernetes_asyncio.config.kube_config as kube_config
+
+    previous_default = kube_config.KUBE_CONFIG_DEFAULT_LOCATION
+    kube_config.KUBE_CONFIG_DEFAULT_LOCATION = str(kubeconfig)
     try:
         yield cluster
     finally:
+        kube_config.KUBE_CONFIG_DEFAULT_LOCATION = previous_default
         try:
             from kubespawner import KubeSpawner
 
