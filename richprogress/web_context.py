@@ -14,7 +14,7 @@ from typing import Any
 
 from jupyterhub.utils import url_escape_path, url_path_join
 
-from .diagnose import diagnose, fold_records, is_fold, step_durations, time_order
+from .diagnose import diagnose, fold_records, is_fold, step_durations
 from .records import PHASE_LABELS, PHASES, SEVERITIES
 from .report import format_clock, format_duration, render_report_text
 from .timeline import SpawnTimeline, parse_timestamp
@@ -74,15 +74,35 @@ def object_label(obj: dict[str, Any] | None) -> str:
     return " ".join(part for part in (obj.get("kind"), obj.get("name")) if part)
 
 
-def record_row(record: dict[str, Any], decisive_id: str | None) -> dict[str, Any]:
+def row_moment(record: dict[str, Any], started: datetime | None) -> tuple[float | None, str | None]:
+    """The since-spawn seconds and timestamp a row shows: its first occurrence.
+
+    A row stays where its event first arrived while its count grows, so it shows when it
+    began (the list then reads in order); the badge says when it last happened. A record
+    seen once keeps the spawner's ``since_spawn``, which is finer than Kubernetes' seconds.
+    """
+    first, last = record.get("first_timestamp"), record.get("timestamp")
+    since = record.get("since_spawn")
+    first_at = parse_timestamp(first)
+    if int(record.get("count") or 1) > 1 and first_at is not None and started is not None:
+        return max(0.0, (first_at - started).total_seconds()), first
+    return since, last or first
+
+
+def record_row(
+    record: dict[str, Any], decisive_id: str | None, started: datetime | None = None
+) -> dict[str, Any]:
     """One timeline row of the failure page."""
-    moment = parse_timestamp(record.get("timestamp"))
+    since, stamp = row_moment(record, started)
+    moment = parse_timestamp(stamp)
+    last = parse_timestamp(record.get("timestamp"))
     obj = record.get("object") or {}
     severity = record.get("severity")
+    count = int(record.get("count") or 1)
     return {
         "kind": "record",
         "id": record.get("id"),
-        "clock": format_clock(record.get("since_spawn")),
+        "clock": format_clock(since),
         "time_iso": moment.isoformat().replace("+00:00", "Z") if moment else None,
         "time_utc": moment.strftime("%H:%M:%S") if moment else "",
         "type": record.get("type") or "",
@@ -91,7 +111,11 @@ def record_row(record: dict[str, Any], decisive_id: str | None) -> dict[str, Any
         "object": object_label(obj),
         "container": obj.get("container") or "",
         "message": record.get("message") or record.get("raw_message") or "",
-        "count": int(record.get("count") or 1),
+        "count": count,
+        "count_title": (
+            f"happened {count} times, last at {format_clock(record.get('since_spawn'))}"
+            + (f" ({last.strftime('%H:%M:%S')} UTC)" if last else "")
+        ),
         "decisive": decisive_id is not None and record.get("id") == decisive_id,
     }
 
@@ -142,8 +166,9 @@ def failure_view(
     """The failure page's data, or None when there is no timeline to tell from."""
     if timeline is None:
         return None
-    # Reading order: by first occurrence, as the plain-text report lists them.
-    records: list[dict[str, Any]] = time_order(timeline.records(), first=True)  # type: ignore[assignment]
+    # Arrival order, as the live page showed them: Kubernetes stamps first occurrences to the
+    # second, so sorting by them would put a repeat before the sub-second event before it.
+    records: list[dict[str, Any]] = list(timeline.records())  # type: ignore[arg-type]
     message = timeline.failure_message if timeline.failure_message else failed_message
     diagnosis = diagnose(records, message)  # type: ignore[arg-type]
     finished = timeline.finished_at
@@ -156,7 +181,9 @@ def failure_view(
         for step in step_durations(records, timeline.started_at, finished)  # type: ignore[arg-type]
     ]
     rows = [
-        fold_row(item) if is_fold(item) else record_row(item, diagnosis["record_id"])  # type: ignore[arg-type]
+        fold_row(item)  # type: ignore[arg-type]
+        if is_fold(item)
+        else record_row(item, diagnosis["record_id"], timeline.started_at)  # type: ignore[arg-type]
         for item in fold_records(
             records,  # type: ignore[arg-type]
             FAILURE_PAGE_ROWS,
@@ -203,6 +230,8 @@ def pending_data(
         # Seconds since the spawn request, by the hub's clock, when the page was rendered;
         # the browser adds its monotonic clock to it (its wall clock may be off).
         "serverElapsed": round(timeline.elapsed(), 3) if pending and timeline else None,
+        # The spawn's start by the hub's clock, to place repeated events at their first time.
+        "started": timeline.to_dict()["started"] if pending and timeline else None,
         "progress": timeline.progress if pending and timeline else 0,
         "phases": [list(p) for p in PHASES],
     }

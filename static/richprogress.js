@@ -15,6 +15,7 @@
 //     #progress-log          <ol>; one li.progress-log-event.rp-event per record
 //     #stop-server-btn       stops the server (DELETE on the server API); #stop-server-status
 //     #rp-title              the heading ("Starting your server", then "... could not start")
+//     #rp-lead               "You will be redirected ..." (hidden once failed)
 //     #rp-step               current step label, aria-live="polite"
 //     #rp-elapsed            "m:ss" since the user clicked Start (server time + monotonic clock)
 //     #rp-event-count        "(N events)"
@@ -123,18 +124,38 @@ function objectLabel(obj) {
   return [obj.kind, obj.name].filter(Boolean).join(" ");
 }
 
+/**
+ * The since-spawn seconds and timestamp a row shows: its first occurrence. A row keeps the
+ * place where its event first arrived while its count grows, so it shows when it began
+ * (the list reads in order) and its badge says when it last happened. A record seen once
+ * keeps the spawner's since_spawn (finer than Kubernetes' whole seconds). Both times are
+ * the hub's and the cluster's, never the browser's clock.
+ * @param {EventRecord} record
+ * @param {?string} started  the spawn's start (ISO 8601, hub clock)
+ * @returns {[?number, ?string]}
+ */
+export function rowMoment(record, started) {
+  const first = record.first_timestamp;
+  if ((Number(record.count) || 1) > 1 && first && started) {
+    const seconds = (Date.parse(first) - Date.parse(started)) / 1000;
+    if (Number.isFinite(seconds)) return [Math.max(0, seconds), first];
+  }
+  return [record.since_spawn ?? null, record.timestamp || first || null];
+}
+
 /** Fill (or refill) one row from a record; the row keeps its place in the list. */
-function fillRow(row, record) {
+function fillRow(row, record, started) {
   const severity = SEVERITIES.includes(record.severity) ? record.severity : "info";
   row.dataset.severity = severity;
   row.replaceChildren();
 
+  const [since, stamp] = rowMoment(record, started);
   const when = el("span", "rp-when");
-  when.append(el("span", "rp-clock", formatClock(record.since_spawn)));
-  if (record.timestamp) {
-    const time = el("time", "rp-time", record.timestamp.slice(11, 19));
-    time.dateTime = record.timestamp;
-    time.title = `${localTime(record.timestamp)} (your time)`;
+  when.append(el("span", "rp-clock", formatClock(since)));
+  if (stamp) {
+    const time = el("time", "rp-time", stamp.slice(11, 19));
+    time.dateTime = stamp;
+    time.title = `${localTime(stamp)} (your time)`;
     when.append(time);
   }
 
@@ -150,7 +171,8 @@ function fillRow(row, record) {
   const count = Number(record.count) || 1;
   if (count > 1) {
     const badge = el("span", "rp-count", `x${count}`);
-    badge.title = `happened ${count} times`;
+    const last = record.timestamp ? ` (${record.timestamp.slice(11, 19)} UTC)` : "";
+    badge.title = `happened ${count} times, last at ${formatClock(record.since_spawn)}${last}`;
     pills.append(badge);
   }
   if (pills.childElementCount) body.append(pills);
@@ -213,7 +235,7 @@ class PendingPage {
       this.rows.set(record.id, row);
       this.log.append(row);
     }
-    fillRow(row, record);
+    fillRow(row, record, this.data.started);
     const n = this.rows.size;
     this.eventCount.textContent = `(${n} event${n === 1 ? "" : "s"})`;
     const label = record.phase && PHASE_LABELS.get(record.phase);
@@ -280,8 +302,9 @@ class PendingPage {
   async showFailure(message) {
     const cleaned = message.replace(/^(\s*spawn failed\s*:?\s*)+/i, "");
     this.bar.classList.add("bg-danger");
-    this.step.textContent = "The server could not start";
+    this.step.textContent = `Stopped at: ${this.step.textContent}`;
     document.getElementById("rp-title").textContent = "Your server could not start";
+    document.getElementById("rp-lead").hidden = true;
     // JupyterHub's own text ("Spawn failed: ", often empty); the alert says it better.
     this.message.textContent = "";
     // Nothing is running any more: the next step is the failure page or a relaunch.
@@ -289,7 +312,7 @@ class PendingPage {
     const box = document.getElementById("rp-failure");
     const summary = document.getElementById("rp-failure-summary");
     const hint = document.getElementById("rp-failure-hint");
-    summary.textContent = cleaned;
+    summary.textContent = cleaned || "Your server could not start.";
     box.hidden = false;
     document.getElementById("progress-details").open = true;
     // The hub's diagnosis reads better than the exception text (which may be empty).

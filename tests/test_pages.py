@@ -423,3 +423,15 @@ def test_pending_page_without_a_timeline_counts_from_page_load() -> None:
 def test_pending_page_ignores_a_finished_timeline(make: Callable[[], SpawnTimeline | None]) -> None:
     _, data = pending_page("alice", "", make())
     assert data["serverElapsed"] is None
+
+
+def test_a_repeated_event_shows_when_it_began_and_its_badge_when_it_last_happened() -> None:
+    repeated = record(2, 30, "warning", "FailedScheduling", "No machine has enough free memory.", count=3)
+    repeated["first_timestamp"] = (T0 + timedelta(seconds=2)).isoformat().replace("+00:00", "Z")
+    rows = [record(1, 1, "info", "TriggeredScaleUp", "Adding a machine.", phase="scaling"), repeated]
+    doc = failure_page("alice", timeline(rows))
+    clocks = [c.words() for c in doc.by_id("rp-timeline").find_all(class_="rp-clock")]
+    assert clocks == ["+0:01", "+0:02"]  # in order, though the repeat last happened at +0:30
+    badge = doc.by_id("rp-timeline").find_all(class_="rp-count")[0]
+    assert badge.words() == "x3"
+    assert badge.attrs["title"] == "happened 3 times, last at +0:30 (21:33:50 UTC)"

@@ -17,6 +17,8 @@ import pytest
 
 from richprogress.records import PHASES, SEVERITIES
 from richprogress.report import format_clock
+from richprogress.timeline import parse_timestamp
+from richprogress.web_context import row_moment
 
 REPO = Path(__file__).resolve().parents[1]
 JS = REPO / "static" / "richprogress.js"
@@ -91,3 +93,42 @@ def test_js_clock_matches_python_clock() -> None:
         timeout=30,
     ).stdout
     assert json.loads(out) == [format_clock(s) for s in CLOCKS]
+
+
+STARTED = "2026-11-29T21:33:20.349Z"
+MOMENTS = [
+    # (count, first_timestamp, timestamp, since_spawn)
+    (1, "2026-11-29T21:33:21.604Z", "2026-11-29T21:33:21.604Z", 1.255),
+    (5, "2026-11-29T21:33:20Z", "2026-11-29T21:33:29Z", 9.19),  # first stamp before start
+    (3, "2026-11-29T21:33:25Z", "2026-11-29T21:33:40Z", 20.0),
+    (2, None, "2026-11-29T21:33:40Z", 20.0),
+    (1, None, None, None),
+]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_js_row_moment_matches_python() -> None:
+    records = [
+        {"count": c, "first_timestamp": f, "timestamp": t, "since_spawn": s} for c, f, t, s in MOMENTS
+    ]
+    script = (
+        f"import {{ rowMoment }} from {json.dumps(JS.as_uri())};"
+        f"console.log(JSON.stringify({json.dumps(records)}.map(r => rowMoment(r, {json.dumps(STARTED)}))));"
+    )
+    out = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout
+    started = parse_timestamp(STARTED)
+    expected = [list(row_moment(r, started)) for r in records]
+    got = json.loads(out)
+    assert [g[1] for g in got] == [e[1] for e in expected]
+    assert [None if g[0] is None else round(g[0], 3) for g in got] == [
+        None if e[0] is None else round(e[0], 3) for e in expected
+    ]
+    # a repeat shows its first occurrence, never before the start
+    assert got[1] == [0, "2026-11-29T21:33:20Z"]
+    assert round(got[2][0], 3) == 4.651
