@@ -238,6 +238,10 @@ async def test_out_of_memory_container_is_oom_killed_then_backs_off(tmp_path):
         assert terminated[0]["exitCode"] == 137
         last = statuses[-1]
         assert last["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+        assert last["state"]["waiting"]["message"] == (
+            "back-off 10s restarting failed container=notebook pod=jupyter-fay_default("
+            f"{seen[0]['object']['metadata']['uid']})"
+        )
         assert last["lastState"]["terminated"]["reason"] == "OOMKilled"
         assert last["ready"] is False
         backoff = [e for e in cluster.events_for("jupyter-fay") if e["reason"] == "BackOff"]
@@ -282,6 +286,17 @@ async def test_custom_image_failure_names_the_users_image(tmp_path):
             .get("state", {}).get("waiting", {}).get("reason") == "ImagePullBackOff"
         )
         assert waiting
+
+
+@pytest.mark.parametrize(
+    ("seconds", "printed"),
+    [(10, "10s"), (20, "20s"), (80, "1m20s"), (300, "5m0s")],
+    ids=["10s", "20s", "1m20s", "5m0s"],
+)
+def test_backoff_is_printed_like_go_durations(seconds, printed):
+    from richprogress.demo.cluster.kubelet import go_duration
+
+    assert go_duration(seconds) == printed
 
 
 def test_docker_hub_names_are_normalized_like_containerd():

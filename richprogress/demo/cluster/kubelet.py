@@ -32,6 +32,15 @@ log = logging.getLogger(__name__)
 
 # A deleted pod disappears after min(gracePeriodSeconds, this) simulated seconds.
 MAX_GRACE_SECONDS = 2.0
+# The kubelet's first restart back-off; "{backoff}" in messages grows from it per loop pass.
+KUBELET_BACKOFF_SECONDS = 10.0
+
+
+def go_duration(seconds: float) -> str:
+    """Seconds as Go's time.Duration prints them: 10s, 1m20s, 5m0s."""
+    whole = int(round(seconds))
+    minutes, rest = divmod(whole, 60)
+    return f"{minutes}m{rest}s" if minutes else f"{rest}s"
 
 
 def loopback_addresses() -> Iterator[str]:
@@ -57,6 +66,8 @@ class PodRun:
     events: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (ns, name)
     restart_count: int = 0
     last_state: dict[str, Any] = field(default_factory=dict)
+    image_digest: str = field(default_factory=lambda: secrets.token_hex(32))
+    container_id: str = field(default_factory=lambda: secrets.token_hex(32))
 
 
 class SimulatedKubelet:
@@ -139,16 +150,19 @@ class SimulatedKubelet:
     # -- playing ---------------------------------------------------------------------
     async def _play(self, run: PodRun) -> None:
         scenario = run.scenario
+        loop = scenario.loop
+        growth = float(loop.get("delay_factor", 1.0)) if loop else 1.0
+        cap = float(loop.get("max_delay", 300.0)) if loop else 300.0
         try:
+            run.values["backoff"] = go_duration(min(KUBELET_BACKOFF_SECONDS, cap))
             for step in scenario.steps:
                 await self._step(run, step, step.get("delay", 0))
-            loop = scenario.loop
             iteration = 0
             while loop is not None:
                 iteration += 1
                 # Back-off like the kubelet's: each pass waits delay_factor times longer.
-                factor = float(loop.get("delay_factor", 1.0)) ** (iteration - 1)
-                cap = float(loop.get("max_delay", 300.0))
+                factor = growth ** (iteration - 1)
+                run.values["backoff"] = go_duration(min(KUBELET_BACKOFF_SECONDS * growth**iteration, cap))
                 for step in scenario.steps[loop["from"] :]:
                     delay = step.get("repeat_delay", step.get("delay", 0))
                     await self._step(run, step, min(delay * factor, cap))
@@ -228,7 +242,13 @@ class SimulatedKubelet:
         if phase == "Running" and run.ip is None:
             await self._assign_ip(run, pod, start_standin=ready and phase == "Running")
         elif ready and phase == "Running" and run.standin is None:
-            await self._start_standin(run, pod, run.ip)
+            try:
+                await self._start_standin(run, pod, run.ip)
+            except OSError:
+                # someone took the address meanwhile: move the pod to a free one
+                self._used_ips.discard(run.ip or "")
+                run.ip = None
+                await self._assign_ip(run, pod, start_standin=True)
         if not ready and run.standin is not None:
             await run.standin.stop()
             run.standin = None
@@ -273,6 +293,7 @@ class SimulatedKubelet:
         if run.ip is not None and phase == "Running":
             status["podIP"] = run.ip
             status["podIPs"] = [{"ip": run.ip}]
+            condition("PodReadyToStartContainers", True)
         spec_container = change.get("container")
         if spec_container is not None:
             status["containerStatuses"] = [
@@ -307,10 +328,11 @@ class SimulatedKubelet:
                     "reason": change.get("reason", "Completed"),
                     "startedAt": now,
                     "finishedAt": now,
-                    "containerID": f"containerd://{secrets.token_hex(32)}",
+                    "containerID": f"containerd://{run.container_id}",
                 }
             )
             run.last_state = {"terminated": dict(state)}
+            run.container_id = secrets.token_hex(32)  # a restart runs a new container
         restarts = run.restart_count + (1 if change.get("restarted") else 0)
         status: dict[str, Any] = {
             "name": container.get("name", "notebook"),
@@ -323,8 +345,9 @@ class SimulatedKubelet:
             "lastState": dict(run.last_state) if state_name != "terminated" else {},
         }
         if run.started:
-            status["imageID"] = f"{normalize_image(status['image']).rsplit(':', 1)[0]}@sha256:{secrets.token_hex(32)}"
-            status["containerID"] = f"containerd://{secrets.token_hex(32)}"
+            repository = normalize_image(status["image"]).rsplit(":", 1)[0]
+            status["imageID"] = f"{repository}@sha256:{run.image_digest}"
+            status["containerID"] = f"containerd://{run.container_id}"
         return status
 
     def _set_pvc_phase(self, run: PodRun, phase: str) -> None:

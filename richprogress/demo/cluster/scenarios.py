@@ -35,6 +35,7 @@ POD_VARS = (
     "scheduler",
     "claim",
     "volume",
+    "backoff",
 )
 _TEMPLATE_NAME = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
