@@ -148,13 +148,6 @@ def _time(value: Any) -> str | None:
     return iso_utc(value)
 
 
-def _first_time(*values: Any) -> str | None:
-    for value in values:
-        if value is not None:
-            stamp = _time(value)
-            if stamp is not None:
-                return stamp
-    return None
 
 
 def _container(field_path: str) -> str | None:
@@ -210,18 +203,25 @@ def normalize_event(event: Any) -> Fields:
 
     series = get("series")
     series = _as_dict(series) if series is not None else _NO_DICT
-    # Only the first present value of each precedence list is converted.
-    timestamp = _first_time(
-        series.get("lastObservedTime") if series else None,
-        get("lastTimestamp"),
-        get("eventTime"),
-        get("firstTimestamp"),
-        metadata.get("creationTimestamp"),
-    )
-    first_timestamp = (
-        _first_time(get("firstTimestamp"), get("eventTime"), metadata.get("creationTimestamp"))
-        or timestamp
-    )
+    # Each present time is converted once; creationTimestamp only when nothing else is set.
+    last_ts = get("lastTimestamp")
+    if last_ts is not None:
+        last_ts = _time(last_ts)
+    event_time = get("eventTime")
+    if event_time is not None:
+        event_time = _time(event_time)
+    first_ts = get("firstTimestamp")
+    if first_ts is not None:
+        first_ts = _time(first_ts)
+    observed = series.get("lastObservedTime") if series else None
+    if observed is not None:
+        observed = _time(observed)
+    timestamp = observed or last_ts or event_time or first_ts
+    first_timestamp = first_ts or event_time
+    if timestamp is None or first_timestamp is None:
+        created = _time(metadata.get("creationTimestamp"))
+        timestamp = timestamp or created
+        first_timestamp = first_timestamp or created or timestamp
 
     count = get("count")
     if type(count) is not int or count < 1:

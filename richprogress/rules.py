@@ -67,24 +67,13 @@ class Rule:
     # Where the rule came from, for error messages, e.g. "rules[3]" or "extra_rules['x']".
     origin: str = ""
     # True when two fields define the same group name: then field order decides which value
-    # wins, and the (reason, component) pre-match shortcut must not reorder them.
+    # wins, so RuleSet's memoized pre-matching (which reorders fields) is not used for it.
     ordered_groups: bool = field(default=False, compare=False)
 
     @property
     def label(self) -> str:
         """How log and error messages name this rule: where it came from and its id."""
         return _describe(self.origin, self.id) if self.origin else self.id
-
-    def match_values(self, values: Sequence[str]) -> dict[str, str] | None:
-        """Match the normalized field values; return the merged groups, or None."""
-        groups: dict[str, str] = {}
-        for index, pattern in self.match:
-            found = pattern.match(values[index])
-            if found is None:
-                return None
-            if pattern.groupindex:
-                groups.update(found.groupdict(""))
-        return groups
 
 
 def _describe(origin: str, rule_id: str | None) -> str:
