@@ -598,3 +598,25 @@ async def test_errors_are_single_line_status_objects(tmp_path, method, path, cod
         assert "\n" not in text
         status = json.loads(text)
         assert (status["kind"], status["status"], status["code"]) == ("Status", "Failure", code)
+
+
+def test_watch_from_a_version_older_than_the_kept_history_is_gone():
+    from richprogress.demo.cluster.store import ObjectStore, TooOld
+
+    store = ObjectStore(history_size=3)
+    start = int(store.resource_version)
+    for i in range(5):
+        store.create("pods", {"metadata": {"name": f"p{i}", "namespace": "default"}})
+    with pytest.raises(TooOld):
+        list(store.replay("pods", start))
+    recent = list(store.replay("pods", start + 3))
+    assert [c.obj["metadata"]["name"] for c in recent] == ["p3", "p4"]
+
+
+async def test_watch_without_resource_version_starts_with_current_objects(tmp_path):
+    async with running_cluster(tmp_path) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            await session.post(PODS, json=pod_body("jupyter-p"))
+            items = await read_watch(session, PODS, {"timeoutSeconds": "5"},
+                                     until=lambda items: len(items) >= 1)
+        assert [(i["type"], i["object"]["metadata"]["name"]) for i in items] == [("ADDED", "jupyter-p")]
