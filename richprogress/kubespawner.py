@@ -100,6 +100,8 @@ class StaleEventFilter:
     Kubernetes events of a deleted pod stay for about an hour, with the same
     ``involvedObject.name`` as the next pod. Rules:
 
+    - a pod the pods reflector holds when KubeSpawner is about to create ours is an old
+      one (``creating_pod``); KubeSpawner deletes it on the 409 that follows;
     - the new pod is the one that appears (in the pods reflector) without a
       ``deletionTimestamp`` and created no earlier than the spawn request minus ``skew``;
       once its uid is known, only events with that ``involvedObject.uid`` are shown;
@@ -107,8 +109,8 @@ class StaleEventFilter:
       and its events are never shown, even recent ones (the "Killing" of a stale pod that
       KubeSpawner deletes on a 409);
     - an event of a not-yet-known uid is held (not shown) until the new pod is seen, or
-      for at most ``hold_seconds``, or until the spawn ends; then it is shown if it
-      happened after the threshold;
+      for at most ``hold_seconds`` once the pod is being created, or until the spawn ends;
+      then it is shown if it happened after the threshold;
     - PVC events are about a volume that outlives spawns (same uid every time). Those
       already known when the spawn subscribed (the *baseline*; the subscription is made
       before KubeSpawner creates the PVC) are shown only if they change later (their
@@ -124,13 +126,27 @@ class StaleEventFilter:
         self.hold_seconds = hold_seconds
         self._baseline: dict[str, tuple[Any, ...]] = {}
         self.new_uid: str | None = None
+        #: KubeSpawner has started creating our pod (pods seen before are old ones)
+        self.creating = False
         self.old_uids: set[str] = set()
         self._held: dict[str, tuple[float, Mapping[str, Any]]] = {}
+
+    def creating_pod(self, existing: Mapping[str, Any] | None) -> None:
+        """KubeSpawner is about to create our pod; ``existing`` is the pod of that name the
+        pods reflector holds right now, which can only be an old one."""
+        self.creating = True
+        uid = ((existing or {}).get("metadata") or {}).get("uid")
+        if uid and uid != self.new_uid:
+            self.old_uids.add(uid)
 
     def saw_pod(self, pod: Mapping[str, Any]) -> None:
         metadata = pod.get("metadata") or {}
         uid = metadata.get("uid")
-        if not uid:
+        if not uid or uid in self.old_uids:
+            return
+        if not self.creating:
+            # seen before KubeSpawner asked for our pod: not ours
+            self.old_uids.add(uid)
             return
         created = parse_timestamp(metadata.get("creationTimestamp"))
         if "deletionTimestamp" in metadata and metadata.get("deletionTimestamp") and uid != self.new_uid:
@@ -194,7 +210,7 @@ class StaleEventFilter:
         shown = []
         for ref, (since, event) in list(self._held.items()):
             verdict = self.classify(event)
-            if verdict == "hold" and (final or now - since >= self.hold_seconds):
+            if verdict == "hold" and (final or (self.creating and now - since >= self.hold_seconds)):
                 verdict = "show"
             if verdict != "hold":
                 del self._held[ref]
@@ -205,7 +221,7 @@ class StaleEventFilter:
 
     def next_release(self) -> float | None:
         """Seconds until a held event must be decided by time alone."""
-        if not self._held:
+        if not self._held or not self.creating:
             return None
         oldest = min(since for since, _event in self._held.values())
         return max(0.0, oldest + self.hold_seconds - time.monotonic())
@@ -262,6 +278,8 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
             "requested": "a machine to run your server",
             "scheduling": "a machine to run your server",
             "scaling": "a new machine to join the cluster",
+            # NotTriggerScaleUp and friends: no new machine is coming
+            "scaling:warning": "a machine to run your server",
             "scheduled": "the machine to prepare your server",
             "volume": "your storage to be ready",
             "image": "the software image to download",
@@ -332,6 +350,18 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         if self._rp_sub is not None:
             self._rp_sub.poke()
         return result
+
+    async def _make_create_pod_request(self, pod: Any, request_timeout: Any) -> Any:
+        """Before each attempt to create our pod, note the pod of that name that exists
+        already: its events (and the Killing that KubeSpawner's 409 handling causes) are
+        an old pod's, whatever their time."""
+        spawn_filter = self._rp_filter
+        reflector = self.pod_reflector
+        if spawn_filter is not None and reflector is not None:
+            spawn_filter.creating_pod(reflector.pods.get(f"{self.namespace}/{self.pod_name}"))
+            if self._rp_sub is not None:
+                self._rp_sub.poke()  # held events may now be decided by time
+        return await super()._make_create_pod_request(pod, request_timeout)
 
     async def start(self) -> Any:
         """Start as KubeSpawner does, keeping the timeline (see ``RichProgressMixin``)."""

@@ -124,7 +124,10 @@ class RichProgressMixin(LoggingConfigurable):
         What a spawn waits for, by the step it has reached (a name in
         ``richprogress.records.PHASE_NAMES``); used in ``patience_message``.
 
-        Steps not listed use the entry for ``requested``.
+        A key ``"<step>:<severity>"`` (e.g. ``"scaling:warning"``) is used instead when the
+        latest record of that step has that severity: a warning there usually means the
+        spawn is stuck, and waits for something else. Steps not listed use the entry for
+        ``requested``.
 
         Example::
 
@@ -427,6 +430,13 @@ class RichProgressMixin(LoggingConfigurable):
                 return name
         return PHASE_NAMES[0]
 
+    def _rp_phase_severity(self, timeline: SpawnTimeline, phase: str) -> str:
+        """Severity of the latest record of ``phase`` (a warning there means we are stuck)."""
+        for record in reversed(timeline.records()):
+            if record.get("phase") == phase and not str(record.get("id", "")).startswith("patience-"):
+                return str(record.get("severity") or "info")
+        return "info"
+
     def _rp_patience(self, timeline: SpawnTimeline, broadcast: _Broadcast, state: dict[str, Any]) -> bool:
         due = self._rp_patience_due(state["patience_n"])
         elapsed = timeline.elapsed()
@@ -439,7 +449,13 @@ class RichProgressMixin(LoggingConfigurable):
                 break
         phase = self._rp_current_phase(timeline)
         waiting_for = {**self._default_waiting_for(), **self.patience_waiting_for}
-        what = waiting_for.get(phase) or waiting_for.get("requested") or "your server to start"
+        severity = self._rp_phase_severity(timeline, phase)
+        what = (
+            waiting_for.get(f"{phase}:{severity}")
+            or waiting_for.get(phase)
+            or waiting_for.get("requested")
+            or "your server to start"
+        )
         try:
             text = self.patience_message.format(
                 waiting_for=what, elapsed=format_elapsed(elapsed), seconds=int(elapsed)

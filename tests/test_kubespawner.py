@@ -1,0 +1,364 @@
+"""RichKubeSpawner, standalone (``_mock=True``), against the simulated cluster.
+
+Real KubeSpawner code (reflectors, watches, pod creation through kubernetes_asyncio) talks
+to ``SimulatedCluster`` over HTTP; we read what ``progress()`` yields and what the spawn
+timeline keeps, as a progress page and the failure page would.
+
+Fixtures and helpers:
+
+- ``rich_cluster(tmp_path, speed)``: ``running_cluster`` plus our own reflectors stopped at
+  the end, and kubernetes_asyncio pointed at the cluster's kubeconfig even if it was
+  imported before ``KUBECONFIG`` was set (it reads the variable at import time).
+- ``make_spawner(cluster, user, scenario, **traits)``: a standalone RichKubeSpawner.
+- ``spawn(spawner)``: run ``start()`` with one progress reader, like the hub does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from cluster_fixtures import fake_user, running_cluster
+
+from richprogress.demo.cluster import SCENARIO_ANNOTATION
+from richprogress.records import PHASE_NAMES
+
+CONTRACT_KEYS = {
+    "id", "timestamp", "first_timestamp", "type", "severity", "reason", "object",
+    "component", "count", "message", "raw_message", "rule", "since_spawn",
+}  # fmt: skip
+
+
+@asynccontextmanager
+async def rich_cluster(tmp_path: Path, speed: float = 50.0) -> AsyncIterator[Any]:
+    async with running_cluster(tmp_path, speed=speed) as cluster:
+        import kubernetes_asyncio.config.kube_config as kube_config
+
+        previous = kube_config.KUBE_CONFIG_DEFAULT_LOCATION
+        kube_config.KUBE_CONFIG_DEFAULT_LOCATION = os.environ["KUBECONFIG"]
+        try:
+            yield cluster
+        finally:
+            from richprogress.kubespawner import RichKubeSpawner
+
+            await RichKubeSpawner._stop_all_reflectors()
+            kube_config.KUBE_CONFIG_DEFAULT_LOCATION = previous
+
+
+def make_spawner(cluster: Any, user: str, scenario: str | None = "happy-path", **traits: Any) -> Any:
+    from richprogress.kubespawner import RichKubeSpawner
+
+    traits.setdefault("start_timeout", 10)
+    traits.setdefault("patience_after", 0)
+    if scenario is not None:
+        traits.setdefault("extra_annotations", {SCENARIO_ANNOTATION: scenario})
+    user_id = traits.pop("user_id", 1)
+    if "server_name" in traits:  # Spawner.name comes from the orm object
+        traits["orm_spawner"] = SimpleNamespace(name=traits.pop("server_name"), started=None, server=None, state=None)
+    return RichKubeSpawner(_mock=True, user=fake_user(user, user_id), k8s_api_host=cluster.url, **traits)
+
+
+async def read_progress(spawner: Any, into: list[dict[str, Any]]) -> None:
+    async for event in spawner.progress():
+        into.append(event)
+
+
+async def spawn(spawner: Any) -> tuple[list[dict[str, Any]], BaseException | None]:
+    """start() plus one progress reader opened right after the spawn request."""
+    events: list[dict[str, Any]] = []
+    start = asyncio.ensure_future(spawner.start())
+    await asyncio.sleep(0)  # start() has begun the timeline, as the hub's request has
+    reader = asyncio.ensure_future(read_progress(spawner, events))
+    error: BaseException | None = None
+    try:
+        await start
+    except Exception as exc:
+        error = exc
+    await asyncio.wait_for(reader, 10)
+    return events, error
+
+
+def check_stream(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What every stream must satisfy; returns the records."""
+    records = [event["record"] for event in events]
+    last_progress = 0
+    last_since = 0.0
+    seen: dict[str, int] = {}
+    for event in events:
+        assert "html_message" not in event
+        assert isinstance(event["progress"], int) and last_progress <= event["progress"] < 100
+        last_progress = event["progress"]
+        record = event["record"]
+        assert CONTRACT_KEYS <= set(record)
+        assert event["message"] == record["message"] and "<" not in record["message"]
+        assert record["since_spawn"] >= last_since, "the since-spawn clock ran back"
+        last_since = record["since_spawn"]
+        if record["id"] in seen:  # a repeat is only ever an update with a bigger count
+            assert record["count"] > seen[record["id"]], record
+        seen[record["id"]] = record["count"]
+        assert record.get("phase") in (None, *PHASE_NAMES)
+    return records
+
+
+def pod_event_uids(cluster: Any, spawner: Any) -> set[str]:
+    return {e["metadata"]["uid"] for e in cluster.events_for(spawner.pod_name, spawner.namespace)}
+
+
+SCENARIOS = [
+    # scenario, speed, start_timeout, outcome, reasons that must appear (in this order)
+    ("happy-path", 50, 10, "ready", ["Scheduled", "Pulling", "Pulled", "Created", "Started"]),
+    ("scale-up", 100, 10, "ready", ["FailedScheduling", "TriggeredScaleUp", "Scheduled", "Started"]),
+    ("volume-provisioning", 50, 10, "ready", ["WaitForFirstConsumer", "ProvisioningSucceeded", "Scheduled", "Started"]),
+    ("image-not-found", 50, 2, "failed", ["Scheduled", "Pulling", "Failed", "BackOff"]),
+    ("custom-image", 50, 2, "failed", ["Scheduled", "Pulling", "Failed"]),
+    ("no-node-fits", 50, 2, "failed", ["FailedScheduling"]),
+    ("out-of-memory", 50, 2, "failed", ["Scheduled", "Started", "BackOff"]),
+]
+
+
+@pytest.mark.parametrize(
+    "scenario,speed,timeout,outcome,reasons", SCENARIOS, ids=[row[0] for row in SCENARIOS]
+)
+async def test_scenario_stream(tmp_path, scenario, speed, timeout, outcome, reasons):
+    async with rich_cluster(tmp_path, speed) as cluster:
+        traits: dict[str, Any] = {"start_timeout": timeout}
+        if scenario == "custom-image":
+            # no annotation: the simulated registry decides from the image name
+            traits["image"] = "quay.io/someone/not-in-the-registry:1.0"
+            spawner = make_spawner(cluster, "alice", None, **traits)
+        else:
+            spawner = make_spawner(cluster, "alice", scenario, **traits)
+        events, error = await spawn(spawner)
+        timeline = spawner.spawn_timeline
+        records = check_stream(events)
+
+        # the stream carries exactly the timeline, in the same order
+        assert [r["id"] for r in timeline.records()] == list(dict.fromkeys(r["id"] for r in records))
+        assert timeline.outcome == outcome
+        if outcome == "ready":
+            assert error is None
+        else:
+            assert error is not None and timeline.failure_message
+        # every event of this pod is shown, nothing of any other object
+        pod_ids = {r["id"] for r in records if r["object"]["kind"] == "Pod"}
+        assert pod_ids == pod_event_uids(cluster, spawner)
+        assert {r["object"]["name"] for r in records} <= {spawner.pod_name, spawner.pvc_name}
+        shown = [r["reason"] for r in timeline.records()]
+        positions = [shown.index(reason) for reason in reasons]
+        assert positions == sorted(positions), shown
+        if scenario == "volume-provisioning":
+            assert any(r["object"]["kind"] == "PersistentVolumeClaim" for r in records)
+        if scenario in ("image-not-found", "custom-image"):
+            # the pull keeps failing: the same events come back with a bigger count
+            assert any(r["count"] > 1 for r in timeline.records())
+            if scenario == "custom-image":
+                assert any("not-in-the-registry" in r["message"] for r in records)
+        await spawner.stop(now=True)
+
+
+async def test_failed_spawn_keeps_its_timeline_until_the_next_start(tmp_path):
+    async with rich_cluster(tmp_path, 50) as cluster:
+        spawner = make_spawner(cluster, "alice", "image-not-found", start_timeout=2)
+        _events, error = await spawn(spawner)
+        assert error is not None
+        await spawner.stop(now=True)  # what the hub does after a failed start
+        failed = spawner.spawn_timeline
+        assert failed.outcome == "failed"
+        assert "did not start" in failed.failure_message
+        assert any(r["severity"] == "error" for r in failed.records())
+        # a page opened after the failure reads the same records, then the stream ends
+        replay: list[dict[str, Any]] = []
+        await asyncio.wait_for(read_progress(spawner, replay), 5)
+        assert [e["record"]["id"] for e in replay] == [r["id"] for r in failed.records()]
+
+        spawner.extra_annotations = {SCENARIO_ANNOTATION: "happy-path"}
+        spawner.start_timeout = 10
+        await spawn(spawner)
+        assert spawner.spawn_timeline is not failed
+        assert spawner.spawn_timeline.outcome == "ready"
+        assert not {r["id"] for r in failed.records()} & {r["id"] for r in spawner.spawn_timeline.records()}
+        await spawner.stop(now=True)
+
+
+async def test_hub_timeout_cancelling_start_marks_the_timeline_failed(tmp_path):
+    # JupyterHub wraps start() in asyncio.wait_for(start_timeout); its TimeoutError has no
+    # message, and start() sees only a cancellation
+    async with rich_cluster(tmp_path, 50) as cluster:
+        spawner = make_spawner(cluster, "alice", "no-node-fits", start_timeout=30)
+        start = asyncio.ensure_future(spawner.start())
+        await asyncio.sleep(0)
+        events: list[dict[str, Any]] = []
+        reader = asyncio.ensure_future(read_progress(spawner, events))
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(start, 1.5)
+        await asyncio.wait_for(reader, 5)
+        timeline = spawner.spawn_timeline
+        assert timeline.outcome == "failed"
+        assert timeline.failure_message  # never the hub's empty message
+        assert any(r["reason"] == "FailedScheduling" for r in timeline.records())
+        await spawner.stop(now=True)
+
+
+async def test_a_hook_that_raises_never_breaks_a_spawn(tmp_path):
+    from traitlets.config import Config
+
+    calls: list[str] = []
+
+    def hook(spawner: Any, event: Any, record: Any) -> Any:
+        # a function, not a callable object: traitlets deep-copies config values
+        calls.append(event["reason"])
+        raise RuntimeError("a bug in the admin's hook")
+
+    config = Config()
+    config.EventFormatter.format_hook = hook
+    async with rich_cluster(tmp_path, 50) as cluster:
+        spawner = make_spawner(cluster, "alice", "happy-path", config=config)
+        events, error = await spawn(spawner)
+        assert error is None and spawner.spawn_timeline.outcome == "ready"
+        assert calls == ["Scheduled", "Pulling", "Pulled", "Created", "Started"]
+        # the records are the default ones
+        messages = [r["message"] for r in check_stream(events)]
+        assert any("Started the notebook container" in m or "started" in m.lower() for m in messages)
+        await spawner.stop(now=True)
+
+
+async def test_an_async_hook_receives_the_spawner_and_edits_records(tmp_path):
+    from traitlets.config import Config
+
+    seen: list[Any] = []
+
+    async def hook(spawner: Any, event: Any, record: Any) -> Any:
+        seen.append(spawner)
+        record["hint"] = f"Ask the admins of {spawner.user.name}'s course"
+        return record
+
+    config = Config()
+    config.EventFormatter.format_hook = hook
+    async with rich_cluster(tmp_path, 50) as cluster:
+        spawner = make_spawner(cluster, "alice", "happy-path", config=config)
+        events, _error = await spawn(spawner)
+        assert seen and all(s is spawner for s in seen)
+        assert all(e["record"]["hint"] == "Ask the admins of alice's course" for e in events)
+        await spawner.stop(now=True)
+
+
+async def test_reconnect_mid_spawn_replays_the_same_ids_then_goes_on(tmp_path):
+    async with rich_cluster(tmp_path, 3) as cluster:  # happy-path takes ~1.2 s here
+        spawner = make_spawner(cluster, "alice", "happy-path")
+        start = asyncio.ensure_future(spawner.start())
+        await asyncio.sleep(0)
+        first: list[dict[str, Any]] = []
+        reader = asyncio.ensure_future(read_progress(spawner, first))
+        while len(first) < 2 and not start.done():
+            await asyncio.sleep(0.01)
+        # the page reconnects (EventSource retry): a new progress() call
+        before = [r["id"] for r in spawner.spawn_timeline.records()]
+        assert spawner.spawn_timeline.outcome == "pending"
+        second: list[dict[str, Any]] = []
+        again = asyncio.ensure_future(read_progress(spawner, second))
+        await start
+        await asyncio.wait_for(asyncio.gather(reader, again), 10)
+        second_ids = [e["record"]["id"] for e in second]
+        assert second_ids[: len(before)] == before  # the replay: same ids, same order
+        check_stream(first)
+        check_stream(second)
+        assert [e["record"]["id"] for e in first] == second_ids
+        await spawner.stop(now=True)
+
+
+async def test_two_users_at_once_see_only_their_own_events(tmp_path):
+    async with rich_cluster(tmp_path, 20) as cluster:
+        alice = make_spawner(cluster, "alice", "happy-path", user_id=1)
+        bob = make_spawner(cluster, "bob", "volume-provisioning", user_id=2)
+        named = make_spawner(cluster, "alice", "happy-path", user_id=1, server_name="gpu")
+        (a_events, a_err), (b_events, b_err), (n_events, n_err) = await asyncio.gather(
+            spawn(alice), spawn(bob), spawn(named)
+        )
+        assert a_err is None and b_err is None and n_err is None
+        assert named.pod_name != alice.pod_name
+        for spawner, events in ((alice, a_events), (bob, b_events), (named, n_events)):
+            records = check_stream(events)
+            assert {r["object"]["name"] for r in records} <= {spawner.pod_name, spawner.pvc_name}
+            assert {r["id"] for r in records if r["object"]["kind"] == "Pod"} == pod_event_uids(cluster, spawner)
+        for spawner in (alice, bob, named):
+            await spawner.stop(now=True)
+
+
+@pytest.mark.parametrize("stop_first", [True, False], ids=["pod-stopped", "pod-left-running"])
+async def test_previous_pod_events_are_not_shown_even_with_cold_reflectors(tmp_path, stop_first):
+    """The stock bug: on the first spawn after a hub start, the previous pod's events.
+
+    The cluster keeps the old pod's events (as real clusters do for an hour). Between the
+    spawns we drop every reflector, as a hub restart does. With ``pod-left-running`` the old
+    pod is still there: KubeSpawner gets a 409, deletes it (a Killing event of the *old*
+    pod, after the spawn request) and creates the new one.
+    """
+    from richprogress.kubespawner import RichKubeSpawner
+
+    async with rich_cluster(tmp_path, 50) as cluster:
+        first = make_spawner(cluster, "alice", "happy-path")
+        await spawn(first)
+        if stop_first:
+            await first.stop(now=True)
+        old_uids = pod_event_uids(cluster, first)
+        old_pod_uid = first.pod_id
+        await RichKubeSpawner._stop_all_reflectors()  # the hub restarts
+
+        second = make_spawner(cluster, "alice", "happy-path")
+        events, error = await spawn(second)
+        assert error is None
+        records = check_stream(events)
+        shown = {r["id"] for r in records}
+        assert not shown & old_uids
+        new_uids = {
+            e["metadata"]["uid"]
+            for e in cluster.events_for(second.pod_name)
+            if e["involvedObject"]["uid"] == second.pod_id
+        }
+        assert second.pod_id != old_pod_uid
+        assert shown == new_uids
+        assert [r["reason"] for r in records] == ["Scheduled", "Pulling", "Pulled", "Created", "Started"]
+        await second.stop(now=True)
+
+
+async def test_patience_messages_count_from_the_request_and_grow_apart(tmp_path):
+    async with rich_cluster(tmp_path, 50) as cluster:
+        spawner = make_spawner(
+            cluster, "alice", "no-node-fits", start_timeout=3, patience_after=0.3, patience_growth=2
+        )
+        events, _error = await spawn(spawner)
+        patience = [e["record"] for e in events if e["record"]["id"].startswith("patience-")]
+        # +0.3, +0.6, +1.2, +2.4 at most within 3 s: growing intervals, not a fixed tick
+        assert 2 <= len(patience) <= 4
+        dues = [0.3 * 2**n for n in range(len(patience))]
+        assert all(r["since_spawn"] >= due for r, due in zip(patience, dues, strict=True))
+        # NotTriggerScaleUp (a warning in the "scaling" step): no machine is coming
+        assert {r["id"] for r in patience} <= {"patience-scheduling", "patience-scaling"}
+        assert [r["count"] for r in patience] == list(range(1, len(patience) + 1))
+        assert all(r["message"].startswith("Still waiting for a machine to run your server (+0:0") for r in patience)
+        await spawner.stop(now=True)
+
+
+async def test_user_namespaces_index_by_namespace(tmp_path):
+    async with rich_cluster(tmp_path, 50) as cluster:
+        traits = {"enable_user_namespaces": True, "user_namespace_template": "ns-{username}"}
+        alice = make_spawner(cluster, "alice", "happy-path", user_id=1, **traits)
+        bob = make_spawner(cluster, "bob", "happy-path", user_id=2, **traits)
+        assert alice.namespace == "ns-alice"
+        # a same-named pod's events in another namespace must not leak in
+        cluster.add_event(alice.pod_name, "Pulling", 'Pulling image "elsewhere"', namespace="ns-bob")
+        (a_events, a_err), (b_events, b_err) = await asyncio.gather(spawn(alice), spawn(bob))
+        assert a_err is None and b_err is None
+        for spawner, events in ((alice, a_events), (bob, b_events)):
+            records = check_stream(events)
+            assert {r["id"] for r in records} == pod_event_uids(cluster, spawner)
+        reflector = alice.event_reflector
+        assert reflector.index.stats()["subscribed_keys"] == 0  # finished spawns unsubscribed
+        for spawner in (alice, bob):
+            await spawner.stop(now=True)
