@@ -22,7 +22,8 @@ from typing import Any
 from aiohttp import web
 
 from .api import KubeAPI
-from .kubelet import SimulatedKubelet, build_event
+from .events import build_event
+from .kubelet import SimulatedKubelet
 from .scenarios import (
     Scenario,
     builtin_registry,

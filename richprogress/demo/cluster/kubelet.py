@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .events import build_event, repeat_event
 from .notebook import NotebookStandIn, pod_env
 from .scenarios import (
     SCENARIO_ANNOTATION,
@@ -26,7 +27,7 @@ from .scenarios import (
     expand,
     normalize_image,
 )
-from .store import NotFound, Obj, ObjectStore, utc_now_micros, utc_now_seconds
+from .store import NotFound, Obj, ObjectStore, utc_now_seconds
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +193,7 @@ class SimulatedKubelet:
         if key and key in run.events:
             ns, name = run.events[key]
             if self.store.find("events", ns, name) is not None:
-                return self.store.update("events", ns, name, _repeat)
+                return self.store.update("events", ns, name, repeat_event)
         obj_kind = spec.get("object", "Pod")
         if obj_kind == "Pod":
             involved_name, involved_uid = run.name, run.uid
@@ -459,67 +460,3 @@ class SimulatedKubelet:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def build_event(
-    *,
-    namespace: str,
-    involved: dict[str, Any],
-    reason: str,
-    message: str,
-    event_type: str = "Normal",
-    component: str = "kubelet",
-    instance: str = "",
-    api: str = "core",
-    action: str | None = None,
-) -> Obj:
-    """A core/v1 Event as the API server returns it, stamped with the current time.
-
-    ``api="core"``: the kubelet's style (count, first/lastTimestamp, ``eventTime`` null).
-    ``api="events.k8s.io"``: the scheduler's style (``eventTime`` with microseconds,
-    ``firstTimestamp``/``lastTimestamp`` null, no count; repeats carry ``series``).
-    """
-    name = f"{involved['name']}.{secrets.token_hex(8)}"
-    event: dict[str, Any] = {
-        "kind": "Event",
-        "apiVersion": "v1",
-        "metadata": {"name": name, "namespace": namespace},
-        "involvedObject": involved,
-        "reason": reason,
-        "message": message,
-        "type": event_type,
-        "reportingComponent": component,
-        "reportingInstance": instance,
-    }
-    if api == "events.k8s.io":
-        event.update(
-            {"source": {}, "firstTimestamp": None, "lastTimestamp": None, "eventTime": utc_now_micros()}
-        )
-        event["action"] = action or reason
-    else:
-        now = utc_now_seconds()
-        source = {"component": component}
-        if component == "kubelet" and instance:
-            source["host"] = instance
-        event.update(
-            {
-                "source": source,
-                "firstTimestamp": now,
-                "lastTimestamp": now,
-                "count": 1,
-                "eventTime": None,
-            }
-        )
-        if action:
-            event["action"] = action
-    return event
-
-
-def _repeat(event: Obj) -> None:
-    """Mutate a stored event into its next occurrence (same uid, count + 1)."""
-    if event.get("eventTime") and event.get("lastTimestamp") is None:
-        series = event.get("series") or {"count": 1}
-        event["series"] = {"count": int(series["count"]) + 1, "lastObservedTime": utc_now_micros()}
-    else:
-        event["count"] = int(event.get("count") or 1) + 1
-        event["lastTimestamp"] = utc_now_seconds()
