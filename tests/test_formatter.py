@@ -251,3 +251,12 @@ def test_async_hook_in_sync_call_keeps_default_and_is_closed(caplog: pytest.LogC
 def test_hook_must_be_callable() -> None:
     with pytest.raises(TraitError, match="format_hook must be callable"):
         EventFormatter(format_hook="not callable")
+
+
+def test_hook_set_after_creation_is_used() -> None:
+    formatter = EventFormatter()
+    formatter.format_event(PULL_FAILED)
+    formatter.format_hook = lambda s, e, r: {**r, "message": "later"}
+    assert formatter.format_event(PULL_FAILED)["message"] == "later"
+    formatter.format_hook = None
+    assert formatter.format_event(PULL_FAILED)["message"] != "later"
