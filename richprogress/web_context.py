@@ -112,6 +112,14 @@ def record_row(
         "container": obj.get("container") or "",
         "message": record.get("message") or record.get("raw_message") or "",
         "count": count,
+        # a repeat that went on: when it last happened (the clock shows when it began)
+        "last_clock": (
+            format_clock(record.get("since_spawn"))
+            if since is not None
+            and record.get("since_spawn") is not None
+            and format_clock(record.get("since_spawn")) != format_clock(since)
+            else ""
+        ),
         "count_title": (
             f"happened {count} times, last at {format_clock(record.get('since_spawn'))}"
             + (f" ({last.strftime('%H:%M:%S')} UTC)" if last else "")
@@ -133,6 +141,24 @@ def fold_row(fold: dict[str, Any]) -> dict[str, Any]:
         "clock": " to ".join(c for c in clocks if c) if any(clocks) else "",
         "count": int(fold.get("count") or n),
     }
+
+
+def _whole_seconds(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records with their timestamps cut to whole seconds, for ordering steps.
+
+    Kubernetes stamps ``firstTimestamp`` to the second but ``eventTime`` to the microsecond,
+    so a pull that began in the same second as the scheduling would sort before it.
+    Compared at the same precision they tie, and ties keep arrival order.
+    """
+    cut = []
+    for record in records:
+        copy = dict(record)
+        for key in ("first_timestamp", "timestamp"):
+            moment = parse_timestamp(copy.get(key))
+            if moment is not None:
+                copy[key] = moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        cut.append(copy)
+    return cut
 
 
 @dataclass
@@ -178,7 +204,11 @@ def failure_view(
             "clock": format_clock(step.get("start")),
             "duration": format_duration(step.get("duration")) or "?",
         }
-        for step in step_durations(records, timeline.started_at, finished)  # type: ignore[arg-type]
+        for step in step_durations(
+            _whole_seconds(records),  # type: ignore[arg-type]
+            timeline.started_at,
+            finished,
+        )
     ]
     rows = [
         fold_row(item)  # type: ignore[arg-type]

@@ -23,7 +23,8 @@
 //                            #rp-failure-summary, #rp-failure-hint, a#rp-failure-link
 //   Event row (both pages):
 //     li.rp-event[data-record-id][data-severity=info|warning|error] (.rp-decisive on the cause)
-//       .rp-when > .rp-clock ("+0:07") + time.rp-time[datetime] (UTC text, local time in title)
+//       .rp-when > .rp-clock ("+0:07") + .rp-last ("to +0:31", repeats only)
+//                  + time.rp-time[datetime] (UTC text, local time in title)
 //       .rp-body > .rp-pills > .rp-pill.rp-pill-type / .rp-pill-reason / .rp-pill-object /
 //                              .rp-pill-container, .rp-count ("x4", only when count > 1)
 //               > .rp-message (the human sentence)
@@ -152,6 +153,11 @@ function fillRow(row, record, started) {
   const [since, stamp] = rowMoment(record, started);
   const when = el("span", "rp-when");
   when.append(el("span", "rp-clock", formatClock(since)));
+  // a repeat that went on: when it last happened (the clock shows when it began)
+  const lastClock = formatClock(record.since_spawn);
+  if (since !== null && lastClock && lastClock !== formatClock(since)) {
+    when.append(el("span", "rp-last", `to ${lastClock}`));
+  }
   if (stamp) {
     const time = el("time", "rp-time", stamp.slice(11, 19));
     time.dateTime = stamp;
