@@ -15,7 +15,7 @@ On zero-to-jupyterhub (z2jh), the hub image needs the package (build
           import richprogress
           richprogress.setup(c)
           c.JupyterHub.spawner_class = "richprogress.RichKubeSpawner"
-          c.RichKubeSpawner.extra_rules = [
+          c.EventFormatter.extra_rules = [
               {
                   "id": "quota-exceeded",
                   "match": {"reason": "FailedCreate", "message": r".*exceeded quota: (?P<quota>[\\w-]+)"},
@@ -55,10 +55,11 @@ c.KubeSpawner.image = "quay.io/jupyter/scipy-notebook:2024-12-09"
 # user where the time goes, but the hub still gives up after this many seconds.
 c.KubeSpawner.start_timeout = 600
 
-# 3. Extra wording rules, tried before the defaults. This is kubespawner #910's format
+# 3. Extra wording rules, tried before the defaults (``c.EventFormatter.rules`` replaces
+#    the defaults instead). This is kubespawner #910's format
 #    ({"match": {field: regex}, "template": ...}); #910 rules work unchanged, and
 #    "severity", "hint" and "phase" are optional extensions. Named groups feed the template.
-c.RichKubeSpawner.extra_rules = [
+c.EventFormatter.extra_rules = [
     {
         "id": "gpu-quota",
         "match": {
@@ -74,12 +75,13 @@ c.RichKubeSpawner.extra_rules = [
 
 
 # 4. A hook that receives each structured record (a dict: see the README's EventRecord
-#    table) and returns it, possibly edited. Return plain text only: the page escapes
-#    everything. Here: point users at the help desk when an image cannot be pulled.
-def add_help_desk_hint(spawner, record):
+#    table) after the rules ran, with the spawner and the raw Kubernetes event, and
+#    returns it, possibly edited (or None to keep it). It may be async. Keep it data: the
+#    pages escape everything. Here: point users at the help desk when an image is missing.
+def add_help_desk_hint(spawner, event, record):
     if record.get("rule") == "image-not-found":
         record["hint"] = "Check the image name, or write to help@example.org with this page."
     return record
 
 
-c.RichKubeSpawner.format_hook = add_help_desk_hint
+c.EventFormatter.format_hook = add_help_desk_hint

@@ -12,13 +12,15 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from richprogress.demo import __main__ as launcher
 from richprogress.demo import hub as hub_module
-from richprogress.demo.hub import CONFIG_FILE, DemoHub, DemoHubError, default_start_timeout
+from richprogress.demo.hub import (
+    CONFIG_FILE,
+    DemoHub,
+    DemoHubError,
+    default_start_timeout,
+    pid_alive,
+)
 
 SCENARIO_DIR = Path(hub_module.__file__).resolve().parent / "cluster" / "scenarios"
-
-
-def _alive(pid: int) -> bool:
-    return hub_module._alive(pid)
 
 
 def test_demohub_starts_serves_and_stops_leaving_nothing() -> None:
@@ -34,7 +36,7 @@ def test_demohub_starts_serves_and_stops_leaving_nothing() -> None:
         # the cluster, the hub and the proxy the hub started
         assert len(pids) >= 3, pids
         assert hub.log_path.is_file()
-    assert [pid for pid in pids if _alive(pid)] == []
+    assert [pid for pid in pids if pid_alive(pid)] == []
     assert workdir is not None and not workdir.exists()
 
 
@@ -45,7 +47,7 @@ def test_demohub_serves_under_a_base_url() -> None:
         with urllib.request.urlopen(f"{hub.url}hub/login", timeout=10) as response:
             assert response.status == 200
         pids = hub.pids
-    assert [pid for pid in pids if _alive(pid)] == []
+    assert [pid for pid in pids if pid_alive(pid)] == []
 
 
 def test_missing_proxy_is_a_clear_error_and_starts_nothing(
@@ -117,3 +119,17 @@ def test_parse_args_defaults() -> None:
     assert (args.port, args.speed, args.base_url) == (8000, 10.0, "/")
     with pytest.raises(SystemExit):
         launcher.parse_args(["--speed", "0"])
+
+
+def test_example_config_for_a_real_cluster_loads_and_its_rules_validate() -> None:
+    from richprogress.formatter import EventFormatter
+    from richprogress.paths import template_dir
+
+    example = CONFIG_FILE.parents[2] / "examples" / "jupyterhub_config.py"
+    config = PyFileConfigLoader(example.name, path=str(example.parent)).load_config()
+    assert config.JupyterHub.spawner_class == "richprogress.RichKubeSpawner"
+    # setup(c) ran: our templates come first
+    assert config.JupyterHub.template_paths.get_value([])[0] == template_dir()
+    formatter = EventFormatter(config=config)
+    assert [rule["id"] for rule in formatter.extra_rules] == ["gpu-quota"]
+    assert callable(formatter.format_hook)

@@ -82,7 +82,7 @@ def default_start_timeout(speed: float) -> float:
     return max(10.0, round(_SLOWEST_SUCCESS_AT_SPEED_1 / max(speed, 0.01) + 6.0, 1))
 
 
-def _descendants(pid: int) -> list[int]:
+def descendant_pids(pid: int) -> list[int]:
     """Pids of every living descendant of ``pid`` (Linux /proc), deepest last."""
     children: dict[int, list[int]] = {}
     proc = Path("/proc")
@@ -109,7 +109,7 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -192,7 +192,7 @@ class DemoHub:
     @property
     def pids(self) -> list[int]:
         """Pids of every process this hub started that is still alive (for leak checks)."""
-        return sorted(pid for pid in self._known_pids | set(self._collect_pids()) if _alive(pid))
+        return sorted(pid for pid in self._known_pids | set(self._collect_pids()) if pid_alive(pid))
 
     def _require_workdir(self) -> Path:
         if self.workdir is None:
@@ -401,7 +401,7 @@ class DemoHub:
         for proc in (self._hub, self._cluster):
             if proc is not None:
                 pids.append(proc.pid)
-                pids.extend(_descendants(proc.pid))
+                pids.extend(descendant_pids(proc.pid))
         chp = self._chp_pid()
         if chp is not None:
             pids.append(chp)
@@ -432,13 +432,13 @@ class DemoHub:
         if self._cluster is not None:
             self._terminate(self._cluster, timeout / 2)
         # whatever outlived its parent (CHP if the hub died hard, a notebook stand-in, ...)
-        leftovers = [pid for pid in self._known_pids if _alive(pid)]
+        leftovers = [pid for pid in self._known_pids if pid_alive(pid)]
         for pid in leftovers:
             _kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 5
         while leftovers and time.monotonic() < deadline:
             time.sleep(0.05)
-            leftovers = [pid for pid in leftovers if _alive(pid)]
+            leftovers = [pid for pid in leftovers if pid_alive(pid)]
         for pid in leftovers:
             _kill(pid, signal.SIGKILL)
         for log in self._log_files:

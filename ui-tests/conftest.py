@@ -1,0 +1,301 @@
+"""Fixtures for the browser tests: a real JupyterHub, a real proxy, the simulated cluster, Chromium.
+
+Fixtures:
+
+``demo_hub`` (session)
+    A ``DemoHub`` at base_url ``/``: real JupyterHub + configurable-http-proxy +
+    ``RichKubeSpawner`` on the simulated cluster, replaying scenarios ``SPEED`` times
+    faster than a real cluster, with a short spawn timeout so failures come quickly.
+``prefixed_hub`` (session)
+    The same, at base_url ``/jh/``; started only when a test asks for it.
+``browser`` (session)
+    Debian's Chromium driven by Python Playwright (never a downloaded browser).
+``new_username`` (function)
+    Makes a fresh, unique user name per call, so tests never share a server.
+``hub_page`` (function)
+    A ``HubPage``: a new browser context and page, logged in to ``demo_hub`` as a fresh
+    user, with helpers to pick a scenario in the spawn form and to watch the page. It
+    records every JavaScript dialog (an XSS that fires would show up there) and deletes
+    the user (stopping its server) afterwards.
+``make_hub_page`` (function)
+    The factory behind ``hub_page``: ``make_hub_page(hub=..., username=...)`` for a user
+    with a chosen name or a hub with another base_url.
+``images_dir`` (session)
+    ``docs/images/``, where the screenshots for the README go.
+``axe_source`` (session)
+    The text of axe-core's ``axe.min.js`` from the repository's node_modules.
+
+Helpers (importable as ``from conftest import ...`` is avoided; they hang off ``HubPage``):
+``HubPage.spawn(profile, image=None)``, ``HubPage.rows()``, ``HubPage.row_ids()``,
+``HubPage.axe_violations()``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from richprogress.demo.hub import DemoHub
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("RICHPROGRESS_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+#: how much faster than a real cluster the scenarios replay in these tests
+SPEED = 20.0
+#: the spawn timeout: failing scenarios fail after this long; succeeding ones finish well before
+START_TIMEOUT = 20.0
+#: Playwright's default wait, generous for a shared 2-core machine (a failing scenario
+#: takes START_TIMEOUT to fail)
+WAIT_MS = 45_000
+expect.set_options(timeout=WAIT_MS)
+
+# Replaces window.EventSource (before any page script runs) with a stand-in that behaves
+# exactly like the browser's own, relaying the real stream, plus one extra:
+# `window.__forceStreamReconnect()` drops the connection and opens it again the way a
+# browser does after a network error (an "error" event, then the stream replays from the
+# start on the same EventSource object).
+RECONNECTABLE_EVENTSOURCE = """
+(() => {
+  const Native = window.EventSource;
+  if (!Native || window.__forceStreamReconnect) return;
+  const streams = [];
+  class ReconnectableEventSource extends EventTarget {
+    constructor(url, init) {
+      super();
+      this.url = new URL(url, document.baseURI).href;
+      this.withCredentials = Boolean(init && init.withCredentials);
+      this._init = init;
+      this.onopen = null; this.onmessage = null; this.onerror = null;
+      this._closed = false;
+      this._forcedState = null;
+      this._connect();
+      streams.push(this);
+    }
+    get readyState() {
+      if (this._closed) return 2;
+      return this._forcedState !== null ? this._forcedState : this._native.readyState;
+    }
+    _relay(type, original) {
+      const copy = type === "message"
+        ? new MessageEvent("message", {data: original.data, lastEventId: original.lastEventId,
+                                       origin: original.origin})
+        : new Event(type);
+      this.dispatchEvent(copy);
+      const handler = this["on" + type];
+      if (typeof handler === "function") handler.call(this, copy);
+    }
+    _connect() {
+      const native = new Native(this.url, this._init);
+      this._native = native;
+      for (const type of ["open", "message", "error"]) {
+        native.addEventListener(type, (e) => {
+          if (this._native !== native || this._closed) return;
+          this._forcedState = null;
+          this._relay(type, e);
+        });
+      }
+    }
+    reconnect() {
+      if (this._closed) return false;
+      this._native.close();
+      this._forcedState = 0;  // CONNECTING, as during a browser's own retry
+      this._relay("error", new Event("error"));
+      if (this._closed) return false;
+      this._connect();
+      return true;
+    }
+    close() { this._closed = true; this._native.close(); }
+  }
+  ReconnectableEventSource.CONNECTING = 0;
+  ReconnectableEventSource.OPEN = 1;
+  ReconnectableEventSource.CLOSED = 2;
+  window.EventSource = ReconnectableEventSource;
+  window.__forceStreamReconnect = () => streams.filter((s) => s.reconnect()).length;
+  window.__openStreams = () => streams.filter((s) => s.readyState !== 2).length;
+})();
+"""
+
+
+def _assert_nothing_left(hub: DemoHub) -> None:
+    left = hub.pids
+    assert not left, f"processes left running after stop: {left}"
+
+
+@pytest.fixture(scope="session")
+def demo_hub() -> Iterator[DemoHub]:
+    hub = DemoHub(speed=SPEED, start_timeout=START_TIMEOUT)
+    hub.start()
+    try:
+        yield hub
+    finally:
+        hub.stop()
+    _assert_nothing_left(hub)
+
+
+@pytest.fixture(scope="session")
+def prefixed_hub() -> Iterator[DemoHub]:
+    """A second hub, at base_url ``/jh/`` (started only by the tests that ask for it)."""
+    hub = DemoHub(speed=SPEED, start_timeout=START_TIMEOUT, base_url="/jh/")
+    hub.start()
+    try:
+        yield hub
+    finally:
+        hub.stop()
+    _assert_nothing_left(hub)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install chromium")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="session")
+def images_dir() -> Path:
+    path = REPO_ROOT / "docs" / "images"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    path = REPO_ROOT / "node_modules" / "axe-core" / "axe.min.js"
+    if not path.is_file():
+        pytest.fail(f"axe-core not found at {path}: run `npm install` in the repository")
+    return path.read_text()
+
+
+_counter = itertools.count(1)
+
+
+@pytest.fixture
+def new_username(request: pytest.FixtureRequest) -> Callable[[], str]:
+    """Fresh user names like ``t3-hostile-image-1a2b``: unique across tests and runs."""
+
+    def make() -> str:
+        stem = request.node.name.split("[")[0].removeprefix("test_").replace("_", "-")[:20]
+        return f"t{next(_counter)}-{stem}-{uuid.uuid4().hex[:4]}"
+
+    return make
+
+
+@dataclass
+class HubPage:
+    """A logged-in browser page on a demo hub, with the steps the tests share."""
+
+    hub: DemoHub
+    page: Page
+    username: str
+    dialogs: list[str] = field(default_factory=list)
+
+    @property
+    def user_path(self) -> str:
+        """The user's name as it appears in hub URLs (percent-encoded)."""
+        return quote(self.username, safe="")
+
+    def login(self) -> None:
+        self.page.goto(f"{self.hub.url}hub/login")
+        self.page.fill("#username_input", self.username)
+        self.page.fill("#password_input", "any password")
+        self.page.click("#login_submit")
+        self.page.wait_for_url(lambda url: "/hub/login" not in url)
+
+    def spawn(self, profile: str, image: str | None = None) -> None:
+        """Pick ``profile`` in the spawn form (typing ``image`` for custom-image), start it,
+        and wait for the pending page."""
+        self.page.goto(f"{self.hub.url}hub/spawn")
+        self.page.check(f"#profile-item-{profile}")
+        if image is not None:
+            select = f"#profile-option-{profile}--image"
+            self.page.select_option(select, "unlisted-choice")
+            self.page.fill(f"{select}--unlisted-choice", image)
+        self.page.locator("#spawn_form [type=submit]").click()
+        self.page.wait_for_url("**/hub/spawn-pending/**")
+
+    def rows(self) -> Any:
+        """The timeline rows (stock contract: ``#progress-log .progress-log-event``)."""
+        return self.page.locator("#progress-log .progress-log-event")
+
+    def row_texts(self) -> list[str]:
+        return [text.strip() for text in self.rows().all_inner_texts()]
+
+    def axe_violations(
+        self, axe_source: str, impacts: tuple[str, ...] = ("serious", "critical")
+    ) -> list[dict[str, Any]]:
+        """Run axe-core in the page; the violations of the given impacts, summarized."""
+        self.page.add_script_tag(content=axe_source)
+        result = self.page.evaluate(
+            """async () => {
+                const r = await axe.run(document, {resultTypes: ["violations"]});
+                return r.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
+                    nodes: v.nodes.map((n) => n.target.join(" ") + " :: " + n.failureSummary)}));
+            }"""
+        )
+        return [v for v in result if v["impact"] in impacts]
+
+    def delete_user(self) -> None:
+        try:
+            self.hub.api("DELETE", f"users/{self.user_path}")
+        except Exception:  # the hub may be gone already, or the user never existed
+            pass
+
+
+@pytest.fixture
+def make_hub_page(
+    browser: Browser, demo_hub: DemoHub, new_username: Callable[[], str]
+) -> Iterator[Callable[..., HubPage]]:
+    made: list[tuple[HubPage, Any]] = []
+
+    def make(
+        hub: DemoHub | None = None,
+        username: str | None = None,
+        color_scheme: str = "light",
+    ) -> HubPage:
+        context = browser.new_context(
+            viewport={"width": 1280, "height": 800},
+            color_scheme=color_scheme,  # type: ignore[arg-type]
+        )
+        context.set_default_timeout(WAIT_MS)
+        context.add_init_script(RECONNECTABLE_EVENTSOURCE)
+        page = context.new_page()
+        hub_page = HubPage(hub=hub or demo_hub, page=page, username=username or new_username())
+
+        def on_dialog(dialog: Any) -> None:
+            hub_page.dialogs.append(dialog.message)
+            dialog.dismiss()
+
+        page.on("dialog", on_dialog)
+        made.append((hub_page, context))
+        hub_page.login()
+        return hub_page
+
+    yield make
+    for hub_page, context in made:
+        context.close()
+        hub_page.delete_user()
+
+
+@pytest.fixture
+def hub_page(make_hub_page: Callable[..., HubPage]) -> HubPage:
+    return make_hub_page()
