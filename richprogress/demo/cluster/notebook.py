@@ -72,12 +72,13 @@ class NotebookStandIn:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((self.ip, self.port))
-        except OSError:
+            site = web.SockSite(runner, sock)
+            await site.start()
+        except BaseException:
+            # busy address, or the pod was deleted while we started: leave nothing open
             sock.close()
             await runner.cleanup()
             raise
-        site = web.SockSite(runner, sock)
-        await site.start()
         self._runner = runner
 
     async def stop(self) -> None:
