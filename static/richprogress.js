@@ -35,6 +35,8 @@
 //     time.rp-local          UTC time; this module appends the local time
 //   Readiness: window._jupyterhub_page_loaded = true and body[data-richprogress="ready"]
 //              once the module has set the page up.
+//   Test hook: window.richprogressPage.reconnect() (pending page) closes the event stream
+//              and opens a new one; the hub replays the spawn, rows must not double.
 
 // -- the vocabulary: must equal richprogress/records.py (tests/test_vocabulary_js.py) ----
 export const SEVERITIES = ["info", "warning", "error"];
@@ -299,6 +301,13 @@ class PendingPage {
     };
   }
 
+  /** Drop the stream and open a new one, as a network blip would (tests use it). */
+  reconnect() {
+    if (this.finished) return;
+    if (this.source) this.source.close();
+    this.connect();
+  }
+
   stop() {
     this.finished = true;
     if (this.source) this.source.close();
@@ -407,7 +416,10 @@ function main() {
   if (!holder) return;
   const data = JSON.parse(holder.textContent);
   if (data.page === "pending") {
-    new PendingPage(data).start();
+    const page = new PendingPage(data);
+    page.start();
+    // For browser tests and the curious: window.richprogressPage.reconnect().
+    window.richprogressPage = page;
   } else if (data.page === "failed") {
     setUpFailurePage();
   }
