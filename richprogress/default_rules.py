@@ -520,6 +520,21 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "phase": "starting",
     },
     {
+        "id": "network-not-ready",
+        "match": {"reason": r"NetworkNotReady\Z"},
+        "template": "The machine's network is not ready yet; your server will start when it is",
+        "severity": "warning",
+        "hint": "This is usual right after a machine was added and resolves within a minute or two. "
+        "If it does not, ask your administrator.",
+        "phase": "starting",
+    },
+    {
+        "id": "sandbox-changed",
+        "match": {"reason": r"SandboxChanged\Z"},
+        "template": "The machine is setting up your server's sandbox again; the server will restart",
+        "phase": "starting",
+    },
+    {
         "id": "taint-eviction-cancelled",
         "match": {"reason": r"TaintManagerEviction\Z", "message": r"Cancelling deletion"},
         "template": "Your server can stay on its machine: a planned removal was cancelled",
