@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -149,3 +150,22 @@ def test_lone_surrogates_are_replaced() -> None:
 
 def test_numbers_are_read_as_text() -> None:
     assert normalize_event({"message": 404}).raw_message == "404"
+
+
+class _HostileMapping(Mapping):
+    """A mapping that breaks when read, as a buggy client object might."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise RuntimeError("boom")
+
+    def __iter__(self) -> Any:
+        return iter(["message"])
+
+    def __len__(self) -> int:
+        return 1
+
+
+def test_mapping_that_raises_is_treated_as_empty() -> None:
+    fields = normalize_event({"involvedObject": _HostileMapping(), "message": "kept"})
+    assert (fields.raw_message, fields.kind) == ("kept", None)
+    assert normalize_event(_HostileMapping()).raw_message == ""
