@@ -632,3 +632,45 @@ async def test_watch_without_resource_version_starts_with_current_objects(tmp_pa
             items = await read_watch(session, PODS, {"timeoutSeconds": "5"},
                                      until=lambda items: len(items) >= 1)
         assert [(i["type"], i["object"]["metadata"]["name"]) for i in items] == [("ADDED", "jupyter-p")]
+
+
+async def test_loop_back_off_grows_only_the_retry_waits(tmp_path, monkeypatch):
+    from richprogress.demo.cluster.kubelet import SimulatedKubelet
+
+    waits: list[float] = []
+
+    async def record(self, simulated_seconds):
+        waits.append(simulated_seconds)
+        await asyncio.sleep(0)
+
+    monkeypatch.setattr(SimulatedKubelet, "sleep", record)
+    async with running_cluster(tmp_path) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            await session.post(PODS, json=pod_body("jupyter-q", image=MISSING_IMAGE))
+        await wait_until(lambda: len(waits) >= 4 + 3 * 7)
+        pulls = [e for e in cluster.events_for("jupyter-q") if e["reason"] == "Pulling"]
+    # first pass, then (back-off wait, pull failure, back-off message) per retry
+    assert waits[:4] == [0.3, 0.5, 1.2, 1.0]
+    retries = [tuple(waits[i : i + 3]) for i in range(4, 4 + 3 * 7, 3)]
+    assert [r[0] for r in retries] == [10, 20, 40, 80, 160, 300, 300]  # kubelet: x2, at most 5 min
+    assert {r[1:] for r in retries} == {(1.2, 1.0)}
+    assert pulls[0]["count"] >= 7
+
+
+async def test_extra_scenario_files_are_played_by_annotation(tmp_path):
+    scenario = {
+        "name": "evicted",
+        "outcome": "never-ready",
+        "steps": [
+            {"delay": 0.1, "events": [{"reason": "Evicted", "type": "Warning", "component": "kubelet",
+                                       "message": "The node was low on resource: ephemeral-storage."}]},
+        ],
+    }
+    (tmp_path / "extra").mkdir()
+    (tmp_path / "extra" / "evicted.json").write_text(json.dumps(scenario))
+    async with running_cluster(tmp_path, speed=100, scenario_dir=tmp_path / "extra") as cluster:
+        assert "evicted" in cluster.scenario_names() and "happy-path" in cluster.scenario_names()
+        async with aiohttp.ClientSession(cluster.url) as session:
+            await session.post(PODS, json=pod_body("jupyter-r", scenario="evicted"))
+        events = await wait_until(lambda: cluster.events_for("jupyter-r"))
+        assert events[0]["message"] == "The node was low on resource: ephemeral-storage."

@@ -38,7 +38,8 @@ class SimulatedCluster:
     """A Kubernetes API server on loopback that plays scenarios for the pods created on it.
 
     ``speed`` divides every simulated delay (10 makes a 3-minute scale-up take 18 s) and can
-    be changed while running. ``forget_events_on_delete`` drops a pod's Events when the pod
+    be changed while running. ``scenario_dir`` holds extra scenario files (added to the
+    shipped ones, replacing same-named ones); ``registry`` replaces the image list. ``forget_events_on_delete`` drops a pod's Events when the pod
     goes (real clusters keep them for about an hour, so the default keeps them).
     """
 
@@ -51,9 +52,10 @@ class SimulatedCluster:
         registry: Iterable[str] | None = None,
     ) -> None:
         self.speed = float(speed)
-        self.scenarios: dict[str, Scenario] = (
-            load_scenarios(Path(scenario_dir)) if scenario_dir else dict(builtin_scenarios())
-        )
+        # Extra scenario files add to (or replace, by name) the shipped ones.
+        self.scenarios: dict[str, Scenario] = dict(builtin_scenarios())
+        if scenario_dir:
+            self.scenarios.update(load_scenarios(Path(scenario_dir)))
         self.registry: frozenset[str] = (
             frozenset(normalize_image(i) for i in registry) if registry is not None else builtin_registry()
         )

@@ -165,8 +165,13 @@ class SimulatedKubelet:
                 factor = growth ** (iteration - 1)
                 run.values["backoff"] = go_duration(min(KUBELET_BACKOFF_SECONDS * growth**iteration, cap))
                 for step in scenario.steps[loop["from"] :]:
-                    delay = step.get("repeat_delay", step.get("delay", 0))
-                    await self._step(run, step, min(delay * factor, cap))
+                    # Only the back-off waits (repeat_delay) grow; the gaps within one try
+                    # (pull, fail, back-off message) stay as short as in the first pass.
+                    if "repeat_delay" in step:
+                        delay = min(step["repeat_delay"] * factor, cap)
+                    else:
+                        delay = step.get("delay", 0)
+                    await self._step(run, step, delay)
         except asyncio.CancelledError:
             raise
         except NotFound:
