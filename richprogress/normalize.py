@@ -32,6 +32,7 @@ MATCH_INDEX: dict[str, int] = {name: i for i, name in enumerate(MATCH_FIELDS)}
 _CONTAINER_RE = re.compile(r"spec\.(?:initContainers|containers|ephemeralContainers)\{([^}]*)\}")
 # A timestamp already in the shape we emit: kept as it is (the fast, common path).
 _ISO_Z_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\Z")
+_iso_z_match = _ISO_Z_RE.match
 
 
 class Fields(NamedTuple):
@@ -141,9 +142,7 @@ def _text(value: Any) -> str:
 
 
 def _time(value: Any) -> str | None:
-    if value is None:
-        return None
-    if type(value) is str and _ISO_Z_RE.match(value):
+    if type(value) is str and _iso_z_match(value):
         return value
     return iso_utc(value)
 
@@ -203,16 +202,20 @@ def normalize_event(event: Any) -> Fields:
 
     series = get("series")
     series = _as_dict(series) if series is not None else _NO_DICT
-    # Each present time is converted once; creationTimestamp only when nothing else is set.
-    last_ts = get("lastTimestamp")
-    if last_ts is not None:
-        last_ts = _time(last_ts)
+    # Each present time is converted once (first and last are often the same string);
+    # creationTimestamp only when nothing else is set.
+    raw_last = get("lastTimestamp")
+    last_ts = _time(raw_last) if raw_last is not None else None
+    raw_first = get("firstTimestamp")
+    if raw_first is None:
+        first_ts = None
+    elif raw_first == raw_last:
+        first_ts = last_ts
+    else:
+        first_ts = _time(raw_first)
     event_time = get("eventTime")
     if event_time is not None:
         event_time = _time(event_time)
-    first_ts = get("firstTimestamp")
-    if first_ts is not None:
-        first_ts = _time(first_ts)
     observed = series.get("lastObservedTime") if series else None
     if observed is not None:
         observed = _time(observed)
