@@ -190,12 +190,11 @@ class EventFormatter(LoggingConfigurable):
             self._logged.add(key)
         self.log.error(msg, *args, exc_info=exc_info)
 
-    def _render(self, rule: Rule, template: Any, groups: Mapping[str, str], what: str) -> str | None:
+    def _render(self, rule: Rule, hint: bool, groups: Mapping[str, str]) -> str | None:
+        what = "hint" if hint else "template"
+        render = rule.render_hint if hint else rule.render
         try:
-            if type(template) is str:
-                text = template.format(**groups)
-            else:
-                text = template(**groups)
+            text = render(groups) if render is not None else None
         except Exception:
             self._log_once(
                 ("render", rule.id, what),
@@ -231,13 +230,13 @@ class EventFormatter(LoggingConfigurable):
         found = ruleset.match(match_values)
         if found is not None:
             rule, groups = found
-            message = self._render(rule, rule.template, groups, "template")
+            message = self._render(rule, False, groups)
             if message:
                 rule_id = rule.id
                 severity = rule.severity
                 phase = rule.phase
                 if rule.hint is not None:
-                    hint = self._render(rule, rule.hint, groups, "hint") or None
+                    hint = self._render(rule, True, groups) or None
         if not message:
             # Never an empty line: the event's own words, else what little we know.
             message = raw or reason or "(event without a message)"

@@ -69,6 +69,9 @@ class Rule:
     # True when two fields define the same group name: then field order decides which value
     # wins, so RuleSet's memoized pre-matching (which reorders fields) is not used for it.
     ordered_groups: bool = field(default=False, compare=False)
+    # template / hint as one-argument functions of the groups dict (see make_renderer).
+    render: Callable[[Mapping[str, str]], Any] | None = field(default=None, compare=False)
+    render_hint: Callable[[Mapping[str, str]], Any] | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
@@ -102,6 +105,31 @@ def _template_fields(template: str, where: str) -> set[str]:
         if format_spec and "{" in format_spec:
             names |= _template_fields(format_spec, where)
     return names
+
+
+def make_renderer(template: Template) -> Callable[[Mapping[str, str]], Any]:
+    """A function of the groups dict that renders ``template`` exactly as #910 does.
+
+    A plain ``str.format`` template ("{a} and {b}", no conversions, specs or indexing) is
+    turned into the equivalent ``%``-template once: for str values both give the same text,
+    and ``%`` with a dict is faster than ``format(**groups)``. Other templates keep
+    ``format``; callables are called as ``template(**groups)``.
+    """
+    if not isinstance(template, str):
+        call = template
+        return lambda groups: call(**groups)
+    parts: list[str] = []
+    try:
+        for literal, field_name, format_spec, conversion in string.Formatter().parse(template):
+            parts.append(literal.replace("%", "%%"))
+            if field_name is None:
+                continue
+            if format_spec or conversion or not field_name.isidentifier():
+                return lambda groups: template.format(**groups)
+            parts.append(f"%({field_name})s")
+    except ValueError:
+        return lambda groups: template.format(**groups)
+    return "".join(parts).__mod__
 
 
 def _check_template(value: Any, key: str, groups: frozenset[str], where: str) -> Template:
@@ -212,6 +240,8 @@ def compile_rule(raw: Any, origin: str, default_id: str) -> Rule:
         groups=frozen_groups,
         origin=origin,
         ordered_groups=clash,
+        render=make_renderer(template),
+        render_hint=make_renderer(hint) if hint is not None else None,
     )
 
 

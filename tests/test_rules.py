@@ -224,3 +224,15 @@ def test_memo_key_spells_out_the_key_fields() -> None:
     from richprogress.rules import _KEY_FIELDS
 
     assert _KEY_FIELDS == (0, 1, 2, 4, 5, 7, 8)
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["{a} and {b}", "100% {a} {{literal}} %(b)s %s", "{a!r}", "{a:>6}", "{a[0]}", "no fields", "{a}{a}"],
+    ids=["plain", "percent-and-braces", "conversion", "format-spec", "index", "literal", "repeat"],
+)
+def test_renderer_gives_what_str_format_gives(template: str) -> None:
+    from richprogress.rules import make_renderer
+
+    groups = {"a": "x%y", "b": "{b}"}
+    assert make_renderer(template)(groups) == template.format(**groups)
