@@ -282,7 +282,8 @@ class PendingPage {
       window.location.reload();
     } else if (evt.failed) {
       this.stop();
-      this.showFailure(evt.message || "");
+      // After the Stop button, "Spawn cancelled" is what the user asked for, not a failure.
+      if (!this.stopRequested) this.showFailure(evt.message || "");
     }
   }
 
@@ -351,6 +352,7 @@ class PendingPage {
     const button = document.getElementById("stop-server-btn");
     const status = document.getElementById("stop-server-status");
     button.addEventListener("click", async () => {
+      this.stopRequested = true;
       button.disabled = true;
       button.textContent = "Stopping...";
       status.hidden = false;
@@ -362,13 +364,15 @@ class PendingPage {
           headers: { "X-XSRFToken": xsrfToken() },
           credentials: "same-origin",
         });
-        if (!response.ok && response.status !== 202) {
-          throw new Error(`${response.status} ${response.statusText}`);
+        if (!response.ok) {
+          const body = await response.json().catch(() => ({}));
+          throw new Error(body.message || `${response.status} ${response.statusText}`);
         }
         status.className = "mt-2 alert alert-success";
         status.textContent = "Server stopped.";
         window.setTimeout(() => window.location.reload(), 1000);
       } catch (err) {
+        this.stopRequested = false;
         status.className = "mt-2 alert alert-danger";
         status.textContent = `Error stopping server: ${err.message}`;
         button.disabled = false;
