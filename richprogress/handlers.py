@@ -24,44 +24,23 @@ Unknown users and servers, and servers without a timeline, are 404.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from typing import Any
 
 from jupyterhub.apihandlers import APIHandler
 from jupyterhub.scopes import needs_scope
-from jupyterhub.utils import url_path_join
 from tornado import web
 
 from . import paths
-from .web_context import timeline_payload, timeline_report_text
+from .web_context import STATIC_PREFIX, static_url, timeline_payload, timeline_report_text
 
-#: the route prefix of our static files, below the hub prefix
-STATIC_PREFIX = "richprogress/static/"
-
-_hash_cache: dict[tuple[str, float], str] = {}
-
-
-def static_file_hash(name: str) -> str:
-    """A short digest of a static file's content, for cache-busting URLs."""
-    full = os.path.join(paths.static_dir(), name)
-    key = (full, os.path.getmtime(full))
-    digest = _hash_cache.get(key)
-    if digest is None:
-        with open(full, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()[:12]
-        _hash_cache[key] = digest
-    return digest
-
-
-def static_url(hub_base_url: str, name: str) -> str:
-    """URL of one of our static files, e.g. ``/prefix/hub/richprogress/static/x.js?v=ab12``.
-
-    ``hub_base_url`` is the hub's own prefix (the ``base_url`` templates receive), so the URL
-    is right under any ``c.JupyterHub.base_url``.
-    """
-    return url_path_join(hub_base_url, STATIC_PREFIX, name) + "?v=" + static_file_hash(name)
+__all__ = [
+    "RichProgressStaticHandler",
+    "TimelineAPIHandler",
+    "TimelineTextAPIHandler",
+    "default_handlers",
+    "static_url",
+]
 
 
 class RichProgressStaticHandler(web.StaticFileHandler):

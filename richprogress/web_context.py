@@ -8,20 +8,50 @@ data (strings, numbers, dicts); Jinja autoescapes it and the browser code uses
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from jupyterhub.utils import url_escape_path, url_path_join
 
+from . import paths
 from .diagnose import diagnose, fold_records, is_fold, step_durations
-from .records import PHASE_LABELS, PHASES, SEVERITIES
+from .records import PHASE_LABELS, SEVERITIES
 from .report import format_clock, format_duration, render_report_text
 from .timeline import SpawnTimeline, parse_timestamp
 
 #: rows of the folded timeline on the failure page: with the summary, the facts and the
 #: buttons this fits a 1280x800 screenshot
 FAILURE_PAGE_ROWS = 12
+
+
+#: the route prefix of our static files, below the hub prefix
+STATIC_PREFIX = "richprogress/static/"
+
+_hash_cache: dict[tuple[str, float], str] = {}
+
+
+def static_file_hash(name: str) -> str:
+    """A short digest of a static file's content, for cache-busting URLs."""
+    full = os.path.join(paths.static_dir(), name)
+    key = (full, os.path.getmtime(full))
+    digest = _hash_cache.get(key)
+    if digest is None:
+        with open(full, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()[:12]
+        _hash_cache[key] = digest
+    return digest
+
+
+def static_url(hub_base_url: str, name: str) -> str:
+    """URL of one of our static files, e.g. ``/prefix/hub/richprogress/static/x.js?v=ab12``.
+
+    ``hub_base_url`` is the hub's own prefix (the ``base_url`` templates receive), so the URL
+    is right under any ``c.JupyterHub.base_url``.
+    """
+    return url_path_join(hub_base_url, STATIC_PREFIX, name) + "?v=" + static_file_hash(name)
 
 
 def utc_text(moment: datetime) -> str:
@@ -263,7 +293,6 @@ def pending_data(
         # The spawn's start by the hub's clock, to place repeated events at their first time.
         "started": timeline.to_dict()["started"] if pending and timeline else None,
         "progress": timeline.progress if pending and timeline else 0,
-        "phases": [list(p) for p in PHASES],
     }
 
 
@@ -271,8 +300,6 @@ class TemplateHelpers:
     """The ``richprogress`` variable of our templates (see ``richprogress.setup``)."""
 
     def static_url(self, hub_base_url: str, name: str) -> str:
-        from .handlers import static_url
-
         return static_url(hub_base_url, name)
 
     def pending_data(
