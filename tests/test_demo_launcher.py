@@ -4,6 +4,7 @@ what is missing; the demo config offers every scenario the simulated cluster shi
 from __future__ import annotations
 
 import json
+import socket
 import urllib.request
 from pathlib import Path
 
@@ -133,3 +134,14 @@ def test_example_config_for_a_real_cluster_loads_and_its_rules_validate() -> Non
     formatter = EventFormatter(config=config)
     assert [rule["id"] for rule in formatter.extra_rules] == ["gpu-quota"]
     assert callable(formatter.format_hook)
+
+
+def test_a_busy_port_is_a_clear_error_and_starts_nothing() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        hub = DemoHub(port=port)
+        with pytest.raises(DemoHubError, match=f"port {port} on 127.0.0.1 is already in use"):
+            hub.start()
+    assert hub.workdir is None and hub.pids == []

@@ -55,6 +55,18 @@ def free_port(host: str = HOST) -> int:
         return int(sock.getsockname()[1])
 
 
+def port_is_free(port: int, host: str = HOST) -> bool:
+    """Whether a TCP server could listen on ``host:port`` right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # as node (CHP) does: a port whose old connections linger in TIME_WAIT is free
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def find_chp() -> str:
     """The configurable-http-proxy executable: the repository's node_modules, else PATH.
 
@@ -218,6 +230,11 @@ class DemoHub:
         if self._hub is not None:
             return self.url
         chp = find_chp()  # fail before starting anything
+        if self.port and not port_is_free(self.port):
+            raise DemoHubError(
+                f"port {self.port} on {HOST} is already in use; "
+                "choose another one (e.g. --port 8001), or --port 0 for any free port"
+            )
         if self._own_workdir:
             self.workdir = Path(tempfile.mkdtemp(prefix="richprogress-demo-"))
         else:
