@@ -150,7 +150,7 @@ c.KubeSpawner.profile_list = [
                 },
                 "unlisted_choice": {
                     "enabled": True,
-                    "display_name": "Image name",
+                    "display_name": "Image name (e.g. quay.io/jupyter/scipy-notebook:latest)",
                     "display_name_in_choices": "Type an image name...",
                     "kubespawner_override": {"image": "{value}"},
                 },
