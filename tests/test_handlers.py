@@ -6,8 +6,9 @@ A real ``jupyterhub`` (with configurable-http-proxy) runs at a non-root base_url
 ``SpawnTimeline`` with hand-built records and then fails with an empty message, like the
 hub's own start timeout does. Users get API tokens through ``api_tokens``.
 
-``running_hub`` (module fixture) is also used by ``tests/test_pages.py``-style checks here
-and by the screenshot script in the final report.
+Fixtures: ``running_hub`` (module) is the hub; ``failed_spawns`` (module) the same hub once
+alice's default and "gpu" servers and the odd user's server have failed. ``hub_process``
+is the context manager behind them, usable from a script (e.g. to take screenshots).
 """
 
 from __future__ import annotations
