@@ -4,6 +4,7 @@ what is missing; the demo config offers every scenario the simulated cluster shi
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import urllib.request
 from pathlib import Path
@@ -145,3 +146,21 @@ def test_a_busy_port_is_a_clear_error_and_starts_nothing() -> None:
         with pytest.raises(DemoHubError, match=f"port {port} on 127.0.0.1 is already in use"):
             hub.start()
     assert hub.workdir is None and hub.pids == []
+
+
+def test_stop_after_the_hub_died_hard_still_ends_the_proxy_and_cluster() -> None:
+    hub = DemoHub(speed=50)
+    hub.start()
+    try:
+        pids = hub.pids
+        chp_pid = hub._chp_pid()
+        assert chp_pid in pids
+        hub_process = hub._hub
+        assert hub_process is not None
+        # a hub killed without cleanup leaves its proxy running on its own
+        hub_process.send_signal(signal.SIGKILL)
+        hub_process.wait(10)
+        assert pid_alive(chp_pid)
+    finally:
+        hub.stop()
+    assert [pid for pid in pids if pid_alive(pid)] == []
