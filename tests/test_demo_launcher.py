@@ -164,3 +164,15 @@ def test_stop_after_the_hub_died_hard_still_ends_the_proxy_and_cluster() -> None
     finally:
         hub.stop()
     assert [pid for pid in pids if pid_alive(pid)] == []
+
+
+def test_a_cluster_that_cannot_start_is_reported_with_its_log(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # an address this machine does not have: the cluster cannot listen and exits
+    monkeypatch.setattr(hub_module, "HOST", "192.0.2.1")
+    hub = DemoHub()
+    with pytest.raises(DemoHubError, match="simulated cluster did not start") as raised:
+        hub.start()
+    assert "192.0.2.1" in str(raised.value)
+    assert hub.pids == []

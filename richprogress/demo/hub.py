@@ -282,9 +282,14 @@ class DemoHub:
         assert self._cluster.stdout is not None
         line = self._read_line(self._cluster, timeout=30.0)
         if not line.startswith(LISTENING_PREFIX):
+            try:
+                self._cluster.wait(2)
+            except subprocess.TimeoutExpired:
+                pass
+            log.flush()
             raise DemoHubError(
-                "the simulated cluster did not start "
-                f"(first line: {line!r}); see {self.cluster_log_path}"
+                f"the simulated cluster did not start (first line: {line!r}); its log:\n"
+                + self._tail(self.cluster_log_path)
             )
         self.cluster_url = line[len(LISTENING_PREFIX) :].strip()
         # keep draining its stdout into the log so the pipe never fills up
@@ -399,11 +404,15 @@ class DemoHub:
         )
 
     def _log_tail(self, lines: int = 25) -> str:
+        return self._tail(self.log_path, lines)
+
+    @staticmethod
+    def _tail(path: Path, lines: int = 25) -> str:
         try:
-            text = self.log_path.read_text(errors="replace")
+            text = path.read_text(errors="replace")
         except OSError:
             return "(no log)"
-        return "\n".join(text.splitlines()[-lines:])
+        return "\n".join(text.splitlines()[-lines:]) or "(empty)"
 
     def _chp_pid(self) -> int | None:
         if self.workdir is None:
