@@ -35,6 +35,7 @@ def test_demohub_starts_serves_and_stops_leaving_nothing() -> None:
         assert isinstance(users, list)
         pids = hub.pids
         workdir = hub.workdir
+        assert hub.problem() is None
         # the cluster, the hub and the proxy the hub started
         assert len(pids) >= 3, pids
         assert hub.log_path.is_file()
@@ -161,6 +162,9 @@ def test_stop_after_the_hub_died_hard_still_ends_the_proxy_and_cluster() -> None
         hub_process.send_signal(signal.SIGKILL)
         hub_process.wait(10)
         assert pid_alive(chp_pid)
+        # the launcher polls this to tell the person at the terminal
+        problem = hub.problem()
+        assert problem is not None and problem.startswith("jupyterhub exited with status -9")
     finally:
         hub.stop()
     assert [pid for pid in pids if pid_alive(pid)] == []

@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     except DemoHubError as error:
         print(f"richprogress demo: {error}", file=sys.stderr, flush=True)
         return 1
+    status = 0
     try:
         if stop.is_set():
             return 130
@@ -75,12 +76,16 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         while not stop.wait(0.5):
-            pass
+            problem = hub.problem()
+            if problem:
+                print(f"richprogress demo: {problem}", file=sys.stderr, flush=True)
+                status = 1
+                break
         print("Stopping the demo...", flush=True)
     finally:
         hub.stop()
     print("Stopped.", flush=True)
-    return 0
+    return status
 
 
 if __name__ == "__main__":

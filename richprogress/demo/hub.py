@@ -206,6 +206,23 @@ class DemoHub:
         """Pids of every process this hub started that is still alive (for leak checks)."""
         return sorted(pid for pid in self._known_pids | set(self._collect_pids()) if pid_alive(pid))
 
+    def problem(self) -> str | None:
+        """None while hub and cluster run; else which one exited, and its last log lines."""
+        for name, proc, log in (
+            ("jupyterhub", self._hub, self.log_path if self.workdir else None),
+            (
+                "the simulated cluster",
+                self._cluster,
+                self.cluster_log_path if self.workdir else None,
+            ),
+        ):
+            if proc is None:
+                return f"{name} is not running"
+            if proc.poll() is not None:
+                tail = self._tail(log) if log else "(no log)"
+                return f"{name} exited with status {proc.returncode}; its last log lines:\n{tail}"
+        return None
+
     def _require_workdir(self) -> Path:
         if self.workdir is None:
             raise DemoHubError("DemoHub has not been started")
