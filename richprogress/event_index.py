@@ -39,6 +39,11 @@ def _resource_version(obj: Mapping[str, Any]) -> Any:
     return (obj.get("metadata") or {}).get("resourceVersion")
 
 
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class Subscription:
     """What one waiter (a spawn's progress pump) has not consumed yet, and a way to wait.
 
@@ -51,7 +56,10 @@ class Subscription:
     def __init__(self, keys: Iterable[ObjectKey] = ()) -> None:
         self.keys: set[ObjectKey] = set(keys)
         self._pending: OrderedDict[tuple[str, str], Mapping[str, Any]] = OrderedDict()
-        self._wake = asyncio.Event()
+        # a flag plus at most one future (not an asyncio.Event and wait_for, which costs a
+        # task per wait): waking a reader is one set_result
+        self._woken = False
+        self._waiter: asyncio.Future[None] | None = None
         self.closed = False
 
     def push(self, source: str, ref: str, obj: Mapping[str, Any]) -> None:
@@ -60,23 +68,29 @@ class Subscription:
         # move to the end: the reader sees objects in the order of their latest change
         self._pending.pop(key, None)
         self._pending[key] = obj
-        self._wake.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        self._woken = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def poke(self) -> None:
         """Wake the reader without new data (e.g. to make it look at the clock)."""
-        self._wake.set()
+        self._wake()
 
     def close(self) -> None:
         """Tell the reader to finish after draining."""
         self.closed = True
-        self._wake.set()
+        self._wake()
 
     def drain(self) -> list[tuple[str, Mapping[str, Any]]]:
         """Everything pushed since the last drain, as ``(source, object)`` pairs."""
         items = [(source, obj) for (source, _ref), obj in self._pending.items()]
         self._pending.clear()
         if not self.closed:
-            self._wake.clear()
+            self._woken = False
         return items
 
     def __len__(self) -> int:
@@ -84,15 +98,22 @@ class Subscription:
 
     async def wait(self, timeout: float | None = None) -> bool:
         """Wait until something was pushed (True) or ``timeout`` seconds passed (False)."""
-        if self._wake.is_set():
+        if self._woken:
             return True
         if timeout is not None and timeout <= 0:
             return False
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = None
+        if timeout is not None:
+            timer = loop.call_later(timeout, _resolve, waiter)
         try:
-            await asyncio.wait_for(self._wake.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
+            await waiter
+        finally:
+            if timer is not None:
+                timer.cancel()
+            self._waiter = None
+        return self._woken
 
 
 class EventIndex:

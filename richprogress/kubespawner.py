@@ -52,14 +52,17 @@ class _IndexedReflectorMixin(ResourceReflector):
         self.index = self._make_index()
         self.resources = IndexedResources(self.index, dict(self.resources or {}))  # type: ignore[has-type]
 
+    def adopt(self, fresh: Mapping[str, Any]) -> None:
+        """Take a freshly listed ``resources`` dict: index it and wrap it."""
+        if not isinstance(fresh, IndexedResources):
+            self.index.replace_all(fresh)
+            self.resources = IndexedResources(self.index, fresh)
+
     async def _list_and_update(self, resource_version: Any = None) -> Any:
         version = await super()._list_and_update(resource_version)
         # the stock code assigned a fresh plain dict; wrap it before anything can await,
         # so no watch update can slip past the index
-        fresh = self.resources
-        if not isinstance(fresh, IndexedResources):
-            self.index.replace_all(fresh)
-            self.resources = IndexedResources(self.index, fresh)
+        self.adopt(self.resources)
         return version
 
 

@@ -159,14 +159,24 @@ class RichProgressMixin(LoggingConfigurable):
     # -- formatter --------------------------------------------------------------------------
 
     _rp_formatter: Any = None
+    #: one formatter per hub configuration: its rules are compiled once, not per spawner
+    _rp_shared_formatters: dict[int, tuple[Any, Any]] = {}
 
     @property
     def event_formatter(self) -> Any:
-        """This spawner's ``EventFormatter`` (configured from ``c.EventFormatter``)."""
+        """The ``EventFormatter`` this spawner uses (configured from ``c.EventFormatter``).
+
+        Shared by every spawner with the same config object (a hub's spawners), so the
+        rules are compiled once and a failing hook is logged once, not once per user.
+        """
         if self._rp_formatter is None:
             from .formatter import EventFormatter
 
-            self._rp_formatter = EventFormatter(parent=self)
+            shared = self._rp_shared_formatters.get(id(self.config))
+            if shared is None or shared[0] is not self.config:
+                shared = (self.config, EventFormatter(config=self.config, log=self.log))
+                RichProgressMixin._rp_shared_formatters[id(self.config)] = shared
+            self._rp_formatter = shared[1]
         return self._rp_formatter
 
     # -- timeline lifecycle -------------------------------------------------------------------

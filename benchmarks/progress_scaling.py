@@ -1,0 +1,428 @@
+"""Progress streaming at scale: stock ``KubeSpawner.progress()`` vs ``RichKubeSpawner``.
+
+What is measured, exactly:
+
+- One hub event loop (this process) with N spawns pending at once, each with one open
+  progress stream (a consumer of ``spawner.progress()``, as JupyterHub's SSE handler is),
+  and E unrelated Pod events already in the namespace (old pods' events, as a busy
+  namespace keeps for an hour).
+- Events reach the events reflector exactly the way KubeSpawner's watch loop delivers
+  them: ``reflector.resources[key] = event`` (the watch's HTTP read and JSON parsing are
+  skipped: that code is the same reflector code for both spawners, so it would add the
+  same cost to both columns). Each pending spawn gets K new events for its pod, spread
+  evenly over the measuring window.
+- ``cpu/wall``: process CPU seconds divided by wall seconds over the window. Everything
+  in the process counts: the feeding, the reflector, the progress generators, formatting
+  (ours runs the real formatter and rules), timeline bookkeeping.
+- ``progress``: ``cpu/wall`` minus the same feeding with no progress stream open (a
+  ``base`` run per N: events put into a plain dict at the same times), i.e. the CPU spent
+  on progress. The ratio line uses it.
+- One event loop cannot use more than 1.0; when stock saturates, ``demand`` says how much
+  it would need: N x (CPU of one ``self.events`` read at this E), since each stock stream
+  reads it once a second. For ours ``demand`` is ``progress``.
+- The event rate matters for ours (its cost is per event of a watched pod) and not for
+  stock (its cost is per open stream per second per event in the namespace): the header
+  prints it. 3 events per stream per 10 s is a busy spawn wave (a happy-path spawn has 5
+  events in ~4 s, a scale-up about 12 in 3 minutes).
+- ``p50``/``p99``: from the moment an event is put into the reflector to the moment the
+  progress generator yields it (stock: the event dict; ours: the record). ``delivered`` is
+  the share of fed events that came out before the drain deadline.
+- Memory: after the spawns finish, the index's subscriptions left behind (must be 0) and
+  records kept per finished spawn's timeline (bounded by ``spawn_timeline_max_records``).
+
+The spawners are real (``KubeSpawner(_mock=True)`` / ``RichKubeSpawner(_mock=True)``);
+only ``_start`` is replaced by a stand-in that loads options, "creates" the pod in the
+pods reflector and waits until the benchmark ends the spawn.
+
+Usage: ``python benchmarks/progress_scaling.py [--quick] [--window SECONDS] [--per-stream K]``.
+The last line is ``ratio_cpu_e30000_n300=<stock progress / ours progress>`` (measured, so
+with stock saturated it understates stock's need; the demand ratio is printed above it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
+from typing import Any
+
+NAMESPACE = "default"
+PER_STREAM = 3  # default new events per pending spawn during the window (--per-stream)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _event(pod: str, pod_uid: str, reason: str, message: str, when: datetime, n: int) -> dict[str, Any]:
+    stamp = _iso(when)
+    return {
+        "kind": "Event",
+        "apiVersion": "v1",
+        "metadata": {
+            "name": f"{pod}.{uuid.uuid4().hex[:16]}",
+            "namespace": NAMESPACE,
+            "uid": str(uuid.uuid4()),
+            "resourceVersion": str(n),
+            "creationTimestamp": stamp,
+        },
+        "involvedObject": {"kind": "Pod", "namespace": NAMESPACE, "name": pod, "uid": pod_uid, "apiVersion": "v1"},
+        "reason": reason,
+        "message": message,
+        "type": "Normal",
+        "source": {"component": "kubelet", "host": "node-1"},
+        "reportingComponent": "kubelet",
+        "reportingInstance": "node-1",
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "eventTime": None,
+        "count": 1,
+    }
+
+
+STEPS = [
+    ("Scheduled", "Successfully assigned default/{pod} to node-1"),
+    ("Pulling", 'Pulling image "quay.io/jupyter/base-notebook:latest"'),
+    ("Pulled", 'Successfully pulled image "quay.io/jupyter/base-notebook:latest" in 2.1s'),
+    ("Created", "Created container: notebook"),
+    ("Started", "Started container notebook"),
+]
+
+
+def background_events(count: int) -> dict[str, Any]:
+    """``count`` events of 500 old pods, from the last hour."""
+    now = datetime.now(timezone.utc)
+    resources = {}
+    for n in range(count):
+        pod = f"jupyter-old-{n % 500}"
+        reason, message = STEPS[n % len(STEPS)]
+        event = _event(pod, f"old-{n % 500}", reason, message.format(pod=pod), now - timedelta(seconds=3600 - n % 3000), n)
+        resources[f"{NAMESPACE}/{event['metadata']['name']}"] = event
+    return resources
+
+
+def fake_user(name: str, user_id: int) -> SimpleNamespace:
+    return SimpleNamespace(name=name, id=user_id, url=f"/user/{name}/", escaped_name=name)
+
+
+@dataclass
+class Result:
+    impl: str
+    events: int
+    streams: int
+    wall: float
+    cpu: float
+    demand: float
+    latencies: list[float] = field(default_factory=list)
+    fed: int = 0
+    notes: str = ""
+
+    base: float = 0.0
+
+    @property
+    def cpu_per_wall(self) -> float:
+        return self.cpu / self.wall if self.wall else 0.0
+
+    @property
+    def progress(self) -> float:
+        """CPU/wall spent on progress: the run minus feeding alone (never below 0.0001)."""
+        return max(self.cpu_per_wall - self.base, 0.0001)
+
+    def pct(self, q: float) -> float | None:
+        if not self.latencies:
+            return None
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _classes() -> tuple[type, type]:
+    from kubespawner import KubeSpawner
+
+    from richprogress.kubespawner import RichKubeSpawner
+
+    class StockBench(KubeSpawner):
+        reflectors: dict[Any, Any] = {}
+        bench_done: asyncio.Future[None]
+
+        async def _start(self) -> str:
+            await self.bench_done
+            return "http://127.0.0.1:1"
+
+    class RichBench(RichKubeSpawner):
+        reflectors: dict[Any, Any] = {}
+        bench_done: asyncio.Future[None]
+        bench_uid = ""
+
+        async def _start(self) -> str:
+            await self.load_user_options()
+            if self._rp_filter is not None:
+                self._rp_filter.creating_pod(None)
+            pod = {
+                "metadata": {
+                    "name": self.pod_name,
+                    "namespace": self.namespace,
+                    "uid": self.bench_uid,
+                    "resourceVersion": "1",
+                    "creationTimestamp": _iso(datetime.now(timezone.utc)),
+                },
+                "status": {"phase": "Pending"},
+            }
+            self.pod_reflector.resources[f"{self.namespace}/{self.pod_name}"] = pod
+            await self.bench_done
+            return "http://127.0.0.1:1"
+
+    return StockBench, RichBench
+
+
+async def feed_only(n_streams: int, window: float, per_stream: int) -> float:
+    """CPU/wall of feeding the same number of events, at the same times, into a plain
+    dict with nothing listening: the part of each run that is not progress streaming."""
+    now = datetime.now(timezone.utc)
+    feed = [
+        _event(f"jupyter-user{i}", f"pod-uid-{i}", "Pulling", "Pulling image", now, k * n_streams + i)
+        for k in range(per_stream)
+        for i in range(n_streams)
+    ]
+    resources: dict[str, Any] = {}
+    interval = window / len(feed)
+    gc.collect()
+    cpu0 = time.process_time()
+    wall0 = time.perf_counter()
+    for n, event in enumerate(feed):
+        delay = wall0 + n * interval - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        resources[event["metadata"]["name"]] = event
+    remaining = wall0 + window - time.perf_counter()
+    if remaining > 0:
+        await asyncio.sleep(remaining)
+    return (time.process_time() - cpu0) / (time.perf_counter() - wall0)
+
+
+async def run_one(
+    impl: str, n_events: int, n_streams: int, window: float, per_stream: int = PER_STREAM, profiler: Any = None
+) -> Result:
+    from kubespawner.spawner import EventReflector
+
+    from richprogress.kubespawner import IndexedEventReflector, IndexedPodReflector
+
+    stock_cls, rich_cls = _classes()
+    rich = impl == "rich"
+    cls = rich_cls if rich else stock_cls
+    loop = asyncio.get_running_loop()
+    # ours keeps its default patience timer (30 s): it wakes nothing within the window
+    from traitlets.config import Config
+
+    # one config object for all spawners, as JupyterHub passes its own to each spawner
+    traits: dict[str, Any] = {"k8s_api_host": "http://127.0.0.1:9", "start_timeout": 3600, "config": Config()}
+    spawners = [cls(_mock=True, user=fake_user(f"user{i}", i), **traits) for i in range(n_streams)]
+
+    # the reflectors, loaded with the namespace's old events, as after their first list
+    def make(reflector_class: Any, **kwargs: Any) -> Any:
+        reflector = reflector_class(parent=spawners[0], namespace=NAMESPACE, **kwargs)
+        reflector.first_load_future.set_result(None)
+        return reflector
+
+    background = background_events(n_events)
+    if rich:
+        events = make(IndexedEventReflector, fields={"involvedObject.kind": "Pod"})
+        events.adopt(background)
+        pvc = make(IndexedEventReflector, fields={"involvedObject.kind": "PersistentVolumeClaim"})
+        pvc.adopt({})
+        pods = make(IndexedPodReflector, labels={"component": "singleuser-server"})
+        pods.adopt({})
+        cls.reflectors.update({("events", NAMESPACE): events, ("pvc-events", NAMESPACE): pvc, ("pods", NAMESPACE): pods})
+    else:
+        events = make(EventReflector, fields={"involvedObject.kind": "Pod"})
+        events.resources = background
+        cls.reflectors[("events", NAMESPACE)] = events
+
+    done: asyncio.Future[None] = loop.create_future()
+    for i, spawner in enumerate(spawners):
+        spawner.bench_done = done
+        spawner.bench_uid = f"pod-uid-{i}"
+
+    delivered: dict[tuple[str, int], float] = {}
+
+    async def consume(spawner: Any) -> None:
+        async for item in spawner.progress():
+            now = time.perf_counter()
+            if rich:
+                key = (item["record"]["id"], item["record"]["count"])
+            else:
+                raw = item.get("raw_event")
+                if raw is None:
+                    continue
+                key = (raw["metadata"]["uid"], raw.get("count") or 1)
+            delivered.setdefault(key, now)
+
+    starts = [asyncio.ensure_future(spawner.start()) for spawner in spawners]
+    await asyncio.sleep(0)
+    consumers = [asyncio.ensure_future(consume(spawner)) for spawner in spawners]
+    await asyncio.sleep(0.5)  # let every stream open and subscribe
+
+    # the events to feed: K per pending spawn, new (not in the reflector yet)
+    now = datetime.now(timezone.utc)
+    feed: list[tuple[str, dict[str, Any]]] = []
+    for k in range(per_stream):
+        reason, message = STEPS[k % len(STEPS)]
+        for i, spawner in enumerate(spawners):
+            event = _event(spawner.pod_name, f"pod-uid-{i}", reason, message.format(pod=spawner.pod_name), now, 10**7 + k * n_streams + i)
+            feed.append((f"{NAMESPACE}/{event['metadata']['name']}", event))
+    fed_at: dict[tuple[str, int], float] = {}
+    interval = window / len(feed)
+
+    gc.collect()
+    if profiler is not None:
+        profiler.enable()
+    cpu0 = time.process_time()
+    wall0 = time.perf_counter()
+    for n, (ref, event) in enumerate(feed):
+        due = wall0 + n * interval
+        delay = due - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        fed_at[(event["metadata"]["uid"], 1)] = time.perf_counter()
+        events.resources[ref] = event  # what the watch loop does with a watch event
+    remaining = wall0 + window - time.perf_counter()
+    if remaining > 0:
+        await asyncio.sleep(remaining)
+    cpu = time.process_time() - cpu0
+    wall = time.perf_counter() - wall0
+    if profiler is not None:
+        profiler.disable()
+
+    # drain: give late events a chance (stock polls once a second, and may be saturated)
+    deadline = time.perf_counter() + max(3.0, min(30.0, wall))
+    while len(delivered.keys() & fed_at.keys()) < len(fed_at) and time.perf_counter() < deadline:
+        await asyncio.sleep(0.1)
+    latencies = [delivered[key] - fed_at[key] for key in fed_at if key in delivered]
+
+    # what one stock read of the namespace's events costs at this E
+    probe = spawners[0]
+    t0 = time.process_time()
+    reads = 3
+    for _ in range(reads):
+        probe.events  # noqa: B018 - the property is the work being measured
+    per_read = (time.process_time() - t0) / reads
+    demand = n_streams * per_read
+
+    # end the spawns; check what finished spawns leave behind
+    done.set_result(None)
+    await asyncio.wait(starts, timeout=30)
+    _finished, pending = await asyncio.wait(consumers, timeout=30)
+    for task in pending:
+        task.cancel()
+    notes = ""
+    if rich:
+        stats = events.index.stats()
+        kept = [len(s.spawn_timeline.records()) for s in spawners]
+        notes = (
+            f"subscriptions left={stats['subscribed_keys'] + pods.index.stats()['subscribed_keys']}"
+            f" records/finished spawn={max(kept)} (bound {spawners[0].spawn_timeline_max_records})"
+            f" outcomes={sorted({s.spawn_timeline.outcome for s in spawners})}"
+        )
+    for task in starts:
+        if not task.cancelled():
+            task.exception()
+    return Result(impl, n_events, n_streams, wall, cpu, demand, latencies, len(fed_at), notes)
+
+
+def write_kubeconfig() -> str:
+    """KubeSpawner loads a kubeconfig at construction; no request is ever made to it."""
+    path = os.path.join(tempfile.mkdtemp(prefix="richprogress-bench-"), "kubeconfig.json")
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "none", "cluster": {"server": "http://127.0.0.1:9"}}],
+        "users": [{"name": "none", "user": {}}],
+        "contexts": [{"name": "none", "context": {"cluster": "none", "user": "none"}}],
+        "current-context": "none",
+    }
+    with open(path, "w") as handle:
+        json.dump(config, handle)
+    return path
+
+
+def fmt_ms(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1000:.1f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="only E=1,000/N=10 and E=30,000/N=300")
+    parser.add_argument("--window", type=float, default=10.0, help="seconds of feeding per run (default 10)")
+    parser.add_argument(
+        "--per-stream", type=int, default=PER_STREAM, help=f"new events per stream in the window (default {PER_STREAM})"
+    )
+    args = parser.parse_args(argv)
+    # kubernetes_asyncio reads KUBECONFIG when it is imported
+    os.environ["KUBECONFIG"] = write_kubeconfig()
+    for name in ("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
+        os.environ.pop(name, None)
+    import logging
+
+    logging.getLogger("traitlets").setLevel(logging.ERROR)
+
+    window = args.window
+    if args.quick:
+        combos = [(1_000, 10), (30_000, 300)]
+    else:
+        combos = [(e, n) for e in (1_000, 10_000, 30_000) for n in (10, 100, 300)]
+
+    print(
+        f"# {args.per_stream} new events per stream over a {window:g} s window"
+        f" ({args.per_stream / window:.2f} events/s per stream); python {sys.version.split()[0]}"
+    )
+    header = (
+        f"{'impl':<6} {'E':>6} {'N':>4} {'cpu/wall':>9} {'progress':>9} {'demand':>8}"
+        f" {'p50 ms':>8} {'p99 ms':>8} {'delivered':>10}  notes"
+    )
+    print(header)
+    results: dict[tuple[str, int, int], Result] = {}
+    bases: dict[int, float] = {}
+    started = time.perf_counter()
+    for n_events, n_streams in combos:
+        if n_streams not in bases:
+            bases[n_streams] = asyncio.run(feed_only(n_streams, window, args.per_stream))
+            print(f"{'base':<6} {'-':>6} {n_streams:>4} {bases[n_streams]:>9.4f}", flush=True)
+        for impl in ("stock", "rich"):
+            result = asyncio.run(run_one(impl, n_events, n_streams, window, args.per_stream))
+            result.base = bases[n_streams]
+            if impl == "rich":
+                result.demand = result.progress
+            results[(impl, n_events, n_streams)] = result
+            share = len(result.latencies) / result.fed if result.fed else 0.0
+            print(
+                f"{impl:<6} {n_events:>6} {n_streams:>4} {result.cpu_per_wall:>9.4f} {result.progress:>9.4f}"
+                f" {result.demand:>8.3f} {fmt_ms(result.pct(0.5)):>8} {fmt_ms(result.pct(0.99)):>8}"
+                f" {share:>9.1%}  {result.notes}",
+                flush=True,
+            )
+            gc.collect()
+    stock = results.get(("stock", 30_000, 300))
+    ours = results.get(("rich", 30_000, 300))
+    print(f"# total {time.perf_counter() - started:.0f} s")
+    if stock and ours:
+        demand_ratio = stock.demand / ours.demand
+        print(
+            f"# at E=30000 N=300 stock needs {stock.demand:.2f} CPU-s per s (one loop caps at 1.0):"
+            f" demand ratio {demand_ratio:.0f}; ours costs"
+            f" {ours.progress * ours.wall / max(ours.fed, 1) * 1e6:.0f} us of CPU per event"
+        )
+        ratio = stock.progress / ours.progress
+        print(f"ratio_cpu_e30000_n300={ratio:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
