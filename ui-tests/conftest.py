@@ -18,16 +18,19 @@ Fixtures:
     records every JavaScript dialog (an XSS that fires would show up there) and deletes
     the user (stopping its server) afterwards.
 ``make_hub_page`` (function)
-    The factory behind ``hub_page``: ``make_hub_page(hub=..., username=...)`` for a user
-    with a chosen name or a hub with another base_url.
+    The factory behind ``hub_page``: ``make_hub_page(hub=..., username=...,
+    color_scheme="dark")`` for a user with a chosen name, a hub with another base_url, or a
+    browser that prefers dark mode.
 ``images_dir`` (session)
     ``docs/images/``, where the screenshots for the README go.
 ``axe_source`` (session)
     The text of axe-core's ``axe.min.js`` from the repository's node_modules.
 
-Helpers (importable as ``from conftest import ...`` is avoided; they hang off ``HubPage``):
-``HubPage.spawn(profile, image=None)``, ``HubPage.rows()``, ``HubPage.row_ids()``,
-``HubPage.axe_violations()``.
+The shared steps hang off ``HubPage`` (tests never import conftest):
+``spawn(profile, image=None)`` picks a scenario in the spawn form and waits for the pending
+page, ``rows()`` locates the live timeline rows, ``axe_violations(axe_source)`` runs axe-core,
+``user_path`` is the user's name as it appears in URLs. Every browser page has
+``window.__forceStreamReconnect()`` (see ``RECONNECTABLE_EVENTSOURCE``).
 """
 
 from __future__ import annotations
@@ -236,9 +239,6 @@ class HubPage:
     def rows(self) -> Any:
         """The timeline rows (stock contract: ``#progress-log .progress-log-event``)."""
         return self.page.locator("#progress-log .progress-log-event")
-
-    def row_texts(self) -> list[str]:
-        return [text.strip() for text in self.rows().all_inner_texts()]
 
     def axe_violations(
         self, axe_source: str, impacts: tuple[str, ...] = ("serious", "critical")
