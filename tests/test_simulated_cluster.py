@@ -674,3 +674,21 @@ async def test_extra_scenario_files_are_played_by_annotation(tmp_path):
             await session.post(PODS, json=pod_body("jupyter-r", scenario="evicted"))
         events = await wait_until(lambda: cluster.events_for("jupyter-r"))
         assert events[0]["message"] == "The node was low on resource: ephemeral-storage."
+
+
+def test_command_line_on_a_busy_port_says_so_in_one_line():
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "richprogress.demo.cluster", "--port", str(port)],
+            capture_output=True, text=True, timeout=30,
+        )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        f"richprogress-cluster: cannot listen on 127.0.0.1:{port}: [Errno 98] Address already in use"
+    ]

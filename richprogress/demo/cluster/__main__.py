@@ -53,7 +53,11 @@ async def run(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
-    asyncio.run(run(args))
+    try:
+        asyncio.run(run(args))
+    except OSError as e:  # e.g. the port is taken: one clear line, no traceback
+        print(f"richprogress-cluster: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
