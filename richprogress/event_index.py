@@ -35,6 +35,13 @@ def object_key(event: Mapping[str, Any]) -> ObjectKey:
     return (str(namespace), str(involved.get("kind") or ""), str(involved.get("name") or ""))
 
 
+def _time_order(item: tuple[str, Mapping[str, Any]]) -> str:
+    """Sort key of a snapshot: the time stock KubeSpawner sorts by (a stable sort keeps
+    arrival order among equal or missing times)."""
+    obj = item[1]
+    return str(obj.get("lastTimestamp") or obj.get("eventTime") or "")
+
+
 def _resource_version(obj: Mapping[str, Any]) -> Any:
     return (obj.get("metadata") or {}).get("resourceVersion")
 
@@ -204,7 +211,8 @@ class EventIndex:
             sub.keys.update(keys)
         for key in keys:
             self._subs.setdefault(key, set()).add(sub)
-            for ref, obj in self._by_key.get(key, {}).items():
+            known = sorted(self._by_key.get(key, {}).items(), key=_time_order)
+            for ref, obj in known:
                 sub.push(self.source, ref, obj)
         return sub
 

@@ -159,8 +159,9 @@ class RichProgressMixin(LoggingConfigurable):
     # -- formatter --------------------------------------------------------------------------
 
     _rp_formatter: Any = None
-    #: one formatter per hub configuration: its rules are compiled once, not per spawner
-    _rp_shared_formatters: dict[int, tuple[Any, Any]] = {}
+    #: the formatter of the hub's configuration (one slot: a hub has one config object),
+    #: so its rules are compiled once, not per spawner
+    _rp_shared_formatter: tuple[Any, Any] | None = None
 
     @property
     def event_formatter(self) -> Any:
@@ -172,10 +173,10 @@ class RichProgressMixin(LoggingConfigurable):
         if self._rp_formatter is None:
             from .formatter import EventFormatter
 
-            shared = self._rp_shared_formatters.get(id(self.config))
+            shared = RichProgressMixin._rp_shared_formatter
             if shared is None or shared[0] is not self.config:
                 shared = (self.config, EventFormatter(config=self.config, log=self.log))
-                RichProgressMixin._rp_shared_formatters[id(self.config)] = shared
+                RichProgressMixin._rp_shared_formatter = shared
             self._rp_formatter = shared[1]
         return self._rp_formatter
 
@@ -183,7 +184,7 @@ class RichProgressMixin(LoggingConfigurable):
 
     _rp_claimed: SpawnTimeline | None = None
     _rp_timeline_future: Any = None
-    _rp_broadcasts: Any = None
+    _rp_current: tuple[SpawnTimeline, _Broadcast] | None = None
     _rp_in_start = False
 
     def _rp_spawn_requested_at(self) -> datetime:
@@ -207,19 +208,16 @@ class RichProgressMixin(LoggingConfigurable):
         )
         self.spawn_timeline = timeline
         self._rp_timeline_future = getattr(self, "_spawn_future", None)
-        if self._rp_broadcasts is None:
-            self._rp_broadcasts = {}
-        # one broadcast per timeline; only the current one is kept (old readers hold theirs)
-        self._rp_broadcasts = {id(timeline): _Broadcast()}
+        self._rp_current = (timeline, _Broadcast())
         return timeline
 
     def _rp_broadcast(self, timeline: SpawnTimeline) -> _Broadcast:
-        if self._rp_broadcasts is None:
-            self._rp_broadcasts = {}
-        broadcast = self._rp_broadcasts.get(id(timeline))
-        if broadcast is None:
-            broadcast = self._rp_broadcasts[id(timeline)] = _Broadcast()
-        return broadcast
+        """The wake-up channel of ``timeline`` (a finished, replaced timeline gets a new,
+        silent one: its readers replay it and end)."""
+        current = self._rp_current
+        if current is not None and current[0] is timeline:
+            return current[1]
+        return _Broadcast()
 
     def _rp_claim_timeline(self) -> SpawnTimeline:
         """The timeline of the spawn ``start()`` is beginning.

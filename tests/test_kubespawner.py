@@ -362,3 +362,102 @@ async def test_user_namespaces_index_by_namespace(tmp_path):
         assert reflector.index.stats()["subscribed_keys"] == 0  # finished spawns unsubscribed
         for spawner in (alice, bob):
             await spawner.stop(now=True)
+
+
+# -- the index and the stale-event filter on their own (no cluster) ----------------------------
+
+
+def _ev(ns: str, kind: str, name: str, uid: str = "e1", rv: str = "1", **extra: Any) -> dict[str, Any]:
+    event = {
+        "metadata": {"namespace": ns, "name": f"{name}.{uid}", "uid": uid, "resourceVersion": rv},
+        "involvedObject": {"kind": kind, "namespace": ns, "name": name, "uid": extra.pop("pod_uid", "p1")},
+        "firstTimestamp": extra.pop("first", "2026-11-29T22:00:00Z"),
+        "lastTimestamp": extra.pop("last", "2026-11-29T22:00:00Z"),
+        "eventTime": None,
+    }
+    event.update(extra)
+    return event
+
+
+def _ref(event: dict[str, Any]) -> str:
+    return f"{event['metadata']['namespace']}/{event['metadata']['name']}"
+
+
+def test_index_wakes_only_the_subscribers_of_the_event_object():
+    from richprogress.event_index import EventIndex, IndexedResources
+
+    index = EventIndex()
+    resources = IndexedResources(index)
+    mine = index.subscribe([("ns-alice", "Pod", "jupyter-x")])
+    for event in (
+        _ev("ns-bob", "Pod", "jupyter-x", "e1"),  # same pod name, other namespace
+        _ev("ns-alice", "PersistentVolumeClaim", "jupyter-x", "e2"),  # same name, other kind
+        _ev("ns-alice", "Pod", "jupyter-y", "e3"),
+    ):
+        resources[_ref(event)] = event
+    assert len(mine) == 0
+    event = _ev("ns-alice", "Pod", "jupyter-x", "e4")
+    resources[_ref(event)] = event
+    assert [obj["metadata"]["uid"] for _source, obj in mine.drain()] == ["e4"]
+    resources.pop(_ref(event), None)
+    assert index.objects_for(("ns-alice", "Pod", "jupyter-x")) == []
+    assert index.stats()["keys"] == 3  # the emptied key is dropped
+    index.unsubscribe(mine)
+    assert index.stats()["subscribed_keys"] == 0
+
+
+def test_relist_wakes_subscribers_only_for_what_the_watch_missed():
+    from richprogress.event_index import EventIndex
+
+    index = EventIndex()
+    seen = _ev("ns", "Pod", "jupyter-x", "e1", rv="5")
+    index.put(_ref(seen), seen)
+    sub = index.subscribe([("ns", "Pod", "jupyter-x")])
+    sub.drain()  # the snapshot
+    changed = _ev("ns", "Pod", "jupyter-x", "e1", rv="6", count=2)
+    missed = _ev("ns", "Pod", "jupyter-x", "e2", rv="7")
+    index.replace_all({_ref(seen): seen})
+    assert len(sub) == 0  # nothing new
+    index.replace_all({_ref(changed): changed, _ref(missed): missed})
+    assert sorted(obj["metadata"]["resourceVersion"] for _s, obj in sub.drain()) == ["6", "7"]
+
+
+START = "2026-11-29T22:00:10Z"
+
+FILTER_CASES = [
+    # id, new pod uid known, old uids, event, verdict
+    ("new-pod-event", "new", set(), _ev("ns", "Pod", "p", pod_uid="new", first="2026-11-29T22:00:11Z"), "show"),
+    ("old-pod-recent-killing", "new", {"old"}, _ev("ns", "Pod", "p", pod_uid="old", first="2026-11-29T22:00:11Z"), "hide"),
+    ("other-uid-once-known", "new", set(), _ev("ns", "Pod", "p", pod_uid="x", first="2026-11-29T22:00:11Z"), "hide"),
+    ("unknown-uid-recent", None, set(), _ev("ns", "Pod", "p", pod_uid="x", first="2026-11-29T22:00:11Z"), "hold"),
+    ("unknown-uid-old", None, set(), _ev("ns", "Pod", "p", pod_uid="x", first="2026-11-29T21:00:00Z"), "hide"),
+    ("pvc-event-now", None, set(), _ev("ns", "PersistentVolumeClaim", "claim-p", last="2026-11-29T22:00:12Z"), "show"),
+    ("pvc-event-last-week", None, set(), _ev("ns", "PersistentVolumeClaim", "claim-p", last="2026-11-22T10:00:00Z"), "hide"),
+]
+
+
+@pytest.mark.parametrize("new_uid,old_uids,event,verdict", [c[1:] for c in FILTER_CASES], ids=[c[0] for c in FILTER_CASES])
+def test_stale_event_filter(new_uid, old_uids, event, verdict):
+    from richprogress.kubespawner import StaleEventFilter
+    from richprogress.timeline import parse_timestamp
+
+    spawn_filter = StaleEventFilter(parse_timestamp(START), skew=5)
+    spawn_filter.new_uid = new_uid
+    spawn_filter.old_uids = set(old_uids)
+    assert spawn_filter.classify(event) == verdict
+
+
+def test_stale_event_filter_learns_old_pods_and_releases_held_events():
+    from richprogress.kubespawner import StaleEventFilter
+    from richprogress.timeline import parse_timestamp
+
+    spawn_filter = StaleEventFilter(parse_timestamp(START), skew=5)
+    old_pod = {"metadata": {"uid": "old", "creationTimestamp": "2026-11-29T22:00:09Z"}}
+    spawn_filter.saw_pod(old_pod)  # seen before KubeSpawner creates ours: not ours
+    assert "old" in spawn_filter.old_uids and spawn_filter.new_uid is None
+    held = _ev("ns", "Pod", "p", "e9", pod_uid="new", first="2026-11-29T22:00:11Z")
+    spawn_filter.hold(held)
+    spawn_filter.creating_pod(None)
+    spawn_filter.saw_pod({"metadata": {"uid": "new", "creationTimestamp": "2026-11-29T22:00:11Z"}})
+    assert spawn_filter.new_uid == "new"
+    assert [e["metadata"]["uid"] for e in spawn_filter.release()] == ["e9"]
