@@ -178,7 +178,9 @@ async def test_patience_records_keep_one_id_per_step_and_come_at_growing_interva
     await start
     await asyncio.wait_for(reader, 5)
     patience = [e["record"] for e in events if e["record"]["id"].startswith("patience-")]
-    assert 2 <= len(patience) <= 4
+    # at most one per due time passed (a loaded machine may stretch the 0.9 s)
+    due_times = [0.1 * 2**n for n in range(12) if 0.1 * 2**n <= spawner.spawn_timeline.elapsed()]
+    assert 2 <= len(patience) <= len(due_times)
     assert {r["id"] for r in patience} == {"patience-requested"}
     assert [r["count"] for r in patience] == list(range(1, len(patience) + 1))
     for n, record in enumerate(patience):
