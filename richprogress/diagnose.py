@@ -281,6 +281,12 @@ def time_order(records: Sequence[EventRecord], *, first: bool = False) -> list[E
     ``first=True`` sorts by first occurrence (a timeline's reading order); otherwise by the
     latest occurrence (what happened last). A record with no timestamp takes the time of the
     record before it, so it stays where the input put it.
+
+    Times are compared to the whole second: Kubernetes stamps ``firstTimestamp`` and
+    ``lastTimestamp`` to the second but ``eventTime`` (events.k8s.io) to the microsecond, so
+    an image pull stamped ``12:00:01`` would otherwise sort before a scheduling stamped
+    ``12:00:01.8`` although it came after it. Within one second the input (arrival) order
+    decides.
     """
     keyed: list[tuple[datetime | None, int, EventRecord]] = []
     previous: datetime | None = None
@@ -291,6 +297,8 @@ def time_order(records: Sequence[EventRecord], *, first: bool = False) -> list[E
             else (record.get("timestamp"), record.get("first_timestamp"))
         )
         moment = next((m for m in map(parse_timestamp, stamps) if m is not None), None)
+        if moment is not None:
+            moment = moment.replace(microsecond=0)
         if moment is None:
             moment = previous
         previous = moment
@@ -430,6 +438,16 @@ def record_offset(record: Mapping[str, Any], started: datetime | None) -> float 
     return None if since is None else max(0.0, since)
 
 
+def _at_second(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's timestamps cut to the whole second (the precision of most Kubernetes
+    stamps; see ``time_order``), so steps begin in the order they are read."""
+    stamps: dict[str, Any] = {}
+    for key in ("first_timestamp", "timestamp"):
+        moment = parse_timestamp(record.get(key))
+        stamps[key] = moment.replace(microsecond=0) if moment is not None else None
+    return {**record, **{k: v.isoformat() for k, v in stamps.items() if v is not None}}
+
+
 def step_durations(
     records: Sequence[EventRecord],
     started: str | datetime | None,
@@ -442,10 +460,11 @@ def step_durations(
     item; a step that comes back (an init container's image, then the main one) is a new
     item, because that is what happened. The last step lasts until ``finished`` (or its
     last record when ``finished`` is not given). With a start, the time before the first
-    record is the "requested" step.
+    record is the "requested" step. Record times count to the whole second, as
+    ``time_order`` compares them: a step never begins before the one read before it.
     """
     start_at = _as_datetime(started)
-    ordered = time_order(records, first=True)
+    ordered = [_at_second(record) for record in time_order(records, first=True)]
     if start_at is None:
         for record in ordered:
             start_at = parse_timestamp(record.get("first_timestamp") or record.get("timestamp"))

@@ -173,24 +173,6 @@ def fold_row(fold: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _whole_seconds(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Records with their timestamps cut to whole seconds, for ordering steps.
-
-    Kubernetes stamps ``firstTimestamp`` to the second but ``eventTime`` to the microsecond,
-    so a pull that began in the same second as the scheduling would sort before it.
-    Compared at the same precision they tie, and ties keep arrival order.
-    """
-    cut = []
-    for record in records:
-        copy = dict(record)
-        for key in ("first_timestamp", "timestamp"):
-            moment = parse_timestamp(copy.get(key))
-            if moment is not None:
-                copy[key] = moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
-        cut.append(copy)
-    return cut
-
-
 @dataclass
 class FailureView:
     """Everything the failure page shows, as plain data."""
@@ -234,11 +216,7 @@ def failure_view(
             "clock": format_clock(step.get("start")),
             "duration": format_duration(step.get("duration")) or "?",
         }
-        for step in step_durations(
-            _whole_seconds(records),  # type: ignore[arg-type]
-            timeline.started_at,
-            finished,
-        )
+        for step in step_durations(records, timeline.started_at, finished)  # type: ignore[arg-type]
     ]
     rows = [
         fold_row(item)  # type: ignore[arg-type]

@@ -28,6 +28,7 @@ from richprogress.diagnose import (
     fold_records,
     is_fold,
     step_durations,
+    time_order,
 )
 from richprogress.records import PHASE_NAMES
 from richprogress.report import render_timeline_text
@@ -589,6 +590,35 @@ def test_step_durations(
     steps = step_durations(records, started, finished)  # type: ignore[arg-type]
     assert [(s["phase"], s["start"], s["duration"]) for s in steps] == expected
     assert all(s["label"] for s in steps)
+
+
+# Kubernetes stamps firstTimestamp/lastTimestamp to the second, events.k8s.io eventTime to
+# the microsecond: the scheduling (eventTime 10:00:02.8) came before the pull stamped
+# 10:00:02 in the same second, and arrival order says so.
+SAME_SECOND = [
+    {**rec("sched", "Scheduled", "00:02.812345", "A machine was found", container=None), "phase": "scheduled"},
+    {**rec("pull", "Pulling", "00:02", "Downloading quay.io/x/y:z"), "phase": "image"},
+    {**rec("pulled", "Pulled", "00:05", "Downloaded quay.io/x/y:z"), "phase": "image"},
+]
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["by-first-occurrence", "by-latest-occurrence"])
+def test_time_order_ties_within_a_second_keep_arrival_order(first: bool) -> None:
+    assert [r["id"] for r in time_order(SAME_SECOND, first=first)] == ["sched", "pull", "pulled"]  # type: ignore[arg-type]
+
+
+def test_time_order_still_sorts_across_seconds() -> None:
+    late_first = [SAME_SECOND[2], SAME_SECOND[0], SAME_SECOND[1]]
+    assert [r["id"] for r in time_order(late_first, first=True)] == ["sched", "pull", "pulled"]  # type: ignore[arg-type]
+
+
+def test_step_durations_same_second_scheduling_comes_first() -> None:
+    steps = step_durations(SAME_SECOND, "2026-11-29T10:00:00Z", "2026-11-29T10:00:06Z")  # type: ignore[arg-type]
+    assert [(s["phase"], s["start"], s["duration"]) for s in steps] == [
+        ("requested", 0, 2),
+        ("scheduled", 2, 0),
+        ("image", 2, 4),
+    ]
 
 
 # -- folding -------------------------------------------------------------------------------
