@@ -190,6 +190,9 @@ class FailureView:
     total_records: int = 0
     report_text: str = ""
     timeline_url: str = ""
+    #: the person looking is the server's owner ("Your server ..."); else an admin or a
+    #: shared-access user is looking, and the page names the owner instead
+    viewer_is_owner: bool = False
 
 
 def failure_view(
@@ -200,8 +203,13 @@ def failure_view(
     *,
     hub_base_url: str = "/hub/",
     hub_url: str | None = None,
+    viewer_name: str | None = None,
 ) -> FailureView | None:
-    """The failure page's data, or None when there is no timeline to tell from."""
+    """The failure page's data, or None when there is no timeline to tell from.
+
+    ``viewer_name`` is the logged-in user's name: the page says "Your server" only to the
+    owner (None, unknown, gives the neutral wording).
+    """
     if timeline is None:
         return None
     # Arrival order, as the live page showed them: Kubernetes stamps first occurrences to the
@@ -245,6 +253,7 @@ def failure_view(
             timeline, user=user_name, server_name=server_name, hub_url=hub_url
         ),
         timeline_url=timeline_api_path(hub_base_url, user_name, server_name),
+        viewer_is_owner=viewer_name is not None and viewer_name == user_name,
     )
 
 
@@ -275,7 +284,14 @@ def pending_data(
 
 
 class TemplateHelpers:
-    """The ``richprogress`` variable of our templates (see ``richprogress.setup``)."""
+    """The ``richprogress`` variable of our templates (see ``richprogress.setup``).
+
+    ``viewer_name`` is the logged-in user (JupyterHub's ``current_user``), who is not the
+    page's ``user`` when an admin looks at someone else's server.
+    """
+
+    def __init__(self, viewer_name: str | None = None) -> None:
+        self.viewer_name = viewer_name
 
     def static_url(self, hub_base_url: str, name: str) -> str:
         return static_url(hub_base_url, name)
@@ -294,13 +310,17 @@ class TemplateHelpers:
         spawner = user.spawners.get(server_name or "")
         timeline = getattr(spawner, "spawn_timeline", None)
         return failure_view(
-            user.name, server_name or "", timeline, failed_message, hub_base_url=hub_base_url
+            user.name,
+            server_name or "",
+            timeline,
+            failed_message,
+            hub_base_url=hub_base_url,
+            viewer_name=self.viewer_name,
         )
 
 
-_HELPERS = TemplateHelpers()
-
-
 def template_helpers(current_user: Any = None) -> TemplateHelpers:
-    """``template_vars`` value: JupyterHub calls it with the current user; helpers ignore it."""
-    return _HELPERS
+    """``template_vars`` value. JupyterHub calls it per page with the logged-in user, while
+    the page's own ``user`` variable is the user whose server it shows."""
+    name = getattr(current_user, "name", None)
+    return TemplateHelpers(name if isinstance(name, str) else None)

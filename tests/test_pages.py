@@ -129,7 +129,8 @@ def make_user(name: str, spawners: dict[str, Any]) -> SimpleNamespace:
     )
 
 
-def render(name: str, *, with_helpers: bool = True, **ns: Any) -> Node:
+def render(name: str, *, with_helpers: bool = True, viewer: str | None = None, **ns: Any) -> Node:
+    """Render a page as JupyterHub does; ``viewer`` is the logged-in user's name."""
     namespace: dict[str, Any] = {
         "base_url": HUB,
         "prefix": "/prefix/",
@@ -144,7 +145,7 @@ def render(name: str, *, with_helpers: bool = True, **ns: Any) -> Node:
         "xsrf_token": "xsrf-token",
     }
     if with_helpers:
-        namespace["richprogress"] = template_helpers(None)
+        namespace["richprogress"] = template_helpers(SimpleNamespace(name=viewer) if viewer else None)
     namespace.update(ns)
     html = environment().get_template(name).render(**namespace)
     return parse(html)
@@ -203,7 +204,13 @@ def timeline(records: list[dict[str, Any]], *, outcome: str = "failed", ran: flo
     return tl
 
 
-def failure_page(user_name: str, tl: SpawnTimeline | None, server_name: str = "", **ns: Any) -> Node:
+OWNER = "(the owner)"
+
+
+def failure_page(
+    user_name: str, tl: SpawnTimeline | None, server_name: str = "", *, viewer: str | None = OWNER, **ns: Any
+) -> Node:
+    """The failure page of ``user_name``'s server as ``viewer`` sees it (by default its owner)."""
     spawner = SimpleNamespace(name=server_name, spawn_timeline=tl)
     user = make_user(user_name, {server_name: spawner})
     namespace = {
@@ -215,7 +222,7 @@ def failure_page(user_name: str, tl: SpawnTimeline | None, server_name: str = ""
         "failed_html_message": "",
     }
     namespace.update(ns)
-    return render("not_running.html", **namespace)
+    return render("not_running.html", viewer=user_name if viewer == OWNER else viewer, **namespace)
 
 
 # -- the failure page ---------------------------------------------------------------------
@@ -298,6 +305,29 @@ def test_relaunch_button_keeps_the_stock_id_and_url() -> None:
     start = doc.by_id("start")
     assert start.attrs["href"] == "/prefix/hub/spawn/alice/gpu"
     assert start.words() == "Relaunch server gpu"
+
+
+@pytest.mark.parametrize(
+    ("viewer", "server_name", "kicker", "clock_from"),
+    [
+        pytest.param(OWNER, "", "Your server could not start", "when you clicked Start", id="owner-default-server"),
+        pytest.param(OWNER, "gpu", "Your server gpu could not start", "when you clicked Start", id="owner-named-server"),
+        pytest.param("admin", "", "The server of alice could not start", "the start request", id="admin-looks"),
+        pytest.param("admin", "gpu", "The server gpu of alice could not start", "the start request", id="admin-named-server"),
+        pytest.param(None, "", "The server of alice could not start", "the start request", id="viewer-unknown"),
+    ],
+)
+def test_wording_addresses_the_owner_and_names_them_to_anyone_else(
+    viewer: str | None, server_name: str, kicker: str, clock_from: str
+) -> None:
+    doc = failure_page("alice", timeline(image_not_found()), server_name=server_name, viewer=viewer)
+    assert doc.by_id("rp-kicker").words() == kicker
+    assert doc.by_id("rp-timeline-title").words().endswith(f"clock from {clock_from})")
+
+
+def test_an_admin_sees_an_odd_owner_name_as_text() -> None:
+    doc = failure_page(ODD_USER, timeline(image_not_found()), viewer="admin")
+    assert doc.by_id("rp-kicker").words() == f"The server of {ODD_USER} could not start"
 
 
 HOSTILE_CASES = [
