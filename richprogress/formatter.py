@@ -19,18 +19,24 @@ from traitlets import TraitError, Union, observe, validate
 from traitlets.config import LoggingConfigurable
 
 from .default_rules import DEFAULT_RULES
-from .normalize import Fields, clean_str, normalize_event, normalize_message
+from .normalize import Fields, clean_str, normalize_event, normalize_message, plain_key, read_event
 from .records import EventRecord
 from .rules import Rule, RuleError, RuleSet, load_rules
 
 _default_rules_cache: list[Rule] | None = None
+
+# The record cache (see EventFormatter._default_record) is bounded: it starts over when it
+# holds this many wordings, and never keeps an event whose message is longer than this.
+_RECORDS_LIMIT = 2048
+_RECORD_MESSAGE_MAX = 2048
 
 
 def default_rules() -> list[Rule]:
     """The compiled default rules (compiled once per process)."""
     global _default_rules_cache
     if _default_rules_cache is None:
-        _default_rules_cache = load_rules(DEFAULT_RULES, option="default rules")
+        # Our callables depend on their groups alone, so their text may be reused.
+        _default_rules_cache = load_rules(DEFAULT_RULES, option="default rules", pure_callables=True)
     return _default_rules_cache
 
 
@@ -135,6 +141,8 @@ class EventFormatter(LoggingConfigurable):
         self._ruleset: RuleSet | None = None
         self._hook: Any = None  # format_hook, mirrored: reading a trait costs ~6x a plain attribute
         self._logged: set[tuple[Any, ...]] = set()
+        # read_event key -> a record made for an event with that key (read it, never hand it out)
+        self._records: dict[tuple[Any, ...], EventRecord] = {}
         super().__init__(**kwargs)
         self._hook = self.format_hook
 
@@ -168,6 +176,7 @@ class EventFormatter(LoggingConfigurable):
     @observe("rules", "extra_rules")
     def _rules_changed(self, change: Any) -> None:
         self._ruleset = None
+        self._records = {}
 
     @property
     def ruleset(self) -> RuleSet:
@@ -218,6 +227,10 @@ class EventFormatter(LoggingConfigurable):
         return clean_str(text)
 
     def _build(self, fields: Fields) -> EventRecord:
+        return self._build_pure(fields)[0]
+
+    def _build_pure(self, fields: Fields) -> tuple[EventRecord, bool]:
+        """The record for ``fields``, and whether its wording may be reused (see ``Rule.pure``)."""
         # Unpacking the tuple once is much cheaper than 13 attribute lookups per event.
         (uid, timestamp, first_timestamp, type_, reason, kind, name, container, field_path,
          component, count, raw, match_values) = fields
@@ -226,10 +239,12 @@ class EventFormatter(LoggingConfigurable):
         phase = None
         severity = None
         rule_id = None
+        pure = True
         ruleset = self._ruleset or self.ruleset
         found = ruleset.match(match_values)
         if found is not None:
             rule, groups = found
+            pure = rule.pure
             message = self._render(rule, False, groups)
             if message:
                 rule_id = rule.id
@@ -262,7 +277,7 @@ class EventFormatter(LoggingConfigurable):
             "rule": rule_id,
             "phase": phase,
             "hint": hint,
-        }
+        }, pure
 
     def _safe_record(self, event: Any) -> EventRecord:
         """The record of last resort, should normalizing or matching ever fail."""
@@ -293,7 +308,47 @@ class EventFormatter(LoggingConfigurable):
         }
 
     def _default_record(self, event: Any) -> EventRecord:
+        """The record the rules make for ``event`` (before the hook). Never raises.
+
+        Most events share their wording with one seen before: a repeat (count and times
+        change, the text does not), the same event for another page, or the same kubelet
+        step for another user. So records are cached by ``read_event``'s key, the raw values
+        the wording depends on; a hit copies the cached record and sets the event's own id,
+        times, count and object name. Only plain keys (str or None values), short messages
+        and pure rules are cached, so a hit gives exactly the record a miss would.
+        """
         try:
+            seen = read_event(event)
+            if seen is not None:
+                key, name, uid, timestamp, first_timestamp, count = seen
+                if name is not None and (type(name) is not str or not name.isascii()):
+                    return self._build(normalize_event(event))
+                ruleset = self._ruleset or self.ruleset
+                if ruleset.reads_name:
+                    key = (*key, name)
+                records = self._records
+                try:
+                    cached = records.get(key)
+                except TypeError:  # an unhashable value (a list, a dict): not a plain event
+                    return self._build(normalize_event(event))
+                if cached is not None:
+                    record = cached.copy()
+                    obj = cached["object"].copy()
+                    obj["name"] = name or None
+                    record["object"] = obj
+                    record["id"] = uid
+                    record["timestamp"] = timestamp
+                    record["first_timestamp"] = first_timestamp
+                    record["count"] = count
+                    return record
+                record, pure = self._build_pure(normalize_event(event))
+                if pure and len(record["raw_message"]) <= _RECORD_MESSAGE_MAX and plain_key(key):
+                    if len(records) >= _RECORDS_LIMIT:
+                        records.clear()
+                    kept = record.copy()
+                    kept["object"] = record["object"].copy()
+                    records[key] = kept
+                return record
             return self._build(normalize_event(event))
         except Exception:
             self._log_once(("format",), "richprogress: formatting an event failed; showing it raw")

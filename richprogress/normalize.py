@@ -141,12 +141,123 @@ def _text(value: Any) -> str:
     return clean_str(value) or ""
 
 
+# Converted timestamps, by the exact string received. Events of one spawn share a handful of
+# seconds and the same string arrives again with every repeat, so most conversions are a
+# dict hit instead of a regex match. Bounded: it starts over when full.
+_TIMES: dict[str, str | None] = {}
+_TIMES_LIMIT = 4096
+
+
 def _time(value: Any) -> str | None:
-    if type(value) is str and _iso_z_match(value):
-        return value
+    if type(value) is str:
+        try:
+            return _TIMES[value]
+        except KeyError:
+            pass
+        converted = value if _iso_z_match(value) else iso_utc(value)
+        if len(value) <= 64:  # junk can be long; only time-shaped strings are kept
+            if len(_TIMES) >= _TIMES_LIMIT:
+                _TIMES.clear()
+            _TIMES[value] = converted
+        return converted
     return iso_utc(value)
 
 
+def _times(get: Any, series: dict[str, Any], metadata: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(timestamp, first_timestamp) of an event, by DESIGN.md contract 1's precedence."""
+    # Each present time is converted once (first and last are often the same string);
+    # creationTimestamp only when nothing else is set.
+    raw_last = get("lastTimestamp")
+    last_ts = _time(raw_last) if raw_last is not None else None
+    raw_first = get("firstTimestamp")
+    if raw_first is None:
+        first_ts = None
+    elif raw_first == raw_last:
+        first_ts = last_ts
+    else:
+        first_ts = _time(raw_first)
+    event_time = get("eventTime")
+    if event_time is not None:
+        event_time = _time(event_time)
+    observed = series.get("lastObservedTime") if series else None
+    if observed is not None:
+        observed = _time(observed)
+    timestamp = observed or last_ts or event_time or first_ts
+    first_timestamp = first_ts or event_time
+    if timestamp is None or first_timestamp is None:
+        created = _time(metadata.get("creationTimestamp"))
+        timestamp = timestamp or created
+        first_timestamp = first_timestamp or created or timestamp
+    return timestamp, first_timestamp
+
+
+def _count(count: Any, series: dict[str, Any]) -> int:
+    if type(count) is not int or count < 1:
+        count = series.get("count") if series else None
+        if type(count) is not int or count < 1:
+            count = 1
+    return count
+
+
+# Marks a value the fast reader does not handle (a non-dict ``source``): it equals no str or
+# None, so a lookup key holding it never finds a record made for another event.
+_ODD = object()
+
+
+def read_event(event: Any) -> tuple[tuple[Any, ...], Any, str, str | None, str | None, int] | None:
+    """The cheap first look at a plain core/v1 Event dict, for the formatter's record cache.
+
+    Returns ``(key, name, uid, timestamp, first_timestamp, count)``, or None for anything
+    unusual (not a dict, no plain ``metadata.uid``, ...), which then takes ``normalize_event``.
+    ``key`` holds the event's *raw* values of every field that the record's wording depends
+    on, except the involved object's ``name`` (returned apart, raw, as the formatter decides
+    whether its rules read it). Two events with equal keys get the same wording, because a
+    key only ever stored is one whose values are all ``str`` or None (see ``plain_key``), and
+    nothing JSON can hold is equal to a str or None without being one. The other returned
+    values are exactly what ``normalize_event`` would give.
+    """
+    if type(event) is not dict:
+        return None
+    get = event.get
+    involved = get("involvedObject")
+    metadata = get("metadata")
+    if type(involved) is not dict or type(metadata) is not dict:
+        return None
+    uid = metadata.get("uid")
+    if type(uid) is not str or not uid or not uid.isascii():
+        return None
+    series = get("series")
+    if series is None:
+        series = _NO_DICT
+    elif type(series) is not dict:
+        return None
+    iget = involved.get
+    component = get("reportingComponent")
+    if component:
+        source_component = None
+    else:
+        source = get("source")
+        source_component = source.get("component") if type(source) is dict else _ODD
+    key = (
+        get("message"),
+        get("type"),
+        get("reason"),
+        iget("kind"),
+        iget("namespace"),
+        iget("fieldPath"),
+        component,
+        source_component,
+    )
+    timestamp, first_timestamp = _times(get, series, metadata)
+    return key, iget("name"), uid, timestamp, first_timestamp, _count(get("count"), series)
+
+
+def plain_key(key: tuple[Any, ...]) -> bool:
+    """True if every value of a ``read_event`` key is a str or None (so it may be stored)."""
+    for value in key:
+        if value is not None and type(value) is not str:
+            return False
+    return True
 
 
 def _container(field_path: str) -> str | None:
@@ -202,35 +313,8 @@ def normalize_event(event: Any) -> Fields:
 
     series = get("series")
     series = _as_dict(series) if series is not None else _NO_DICT
-    # Each present time is converted once (first and last are often the same string);
-    # creationTimestamp only when nothing else is set.
-    raw_last = get("lastTimestamp")
-    last_ts = _time(raw_last) if raw_last is not None else None
-    raw_first = get("firstTimestamp")
-    if raw_first is None:
-        first_ts = None
-    elif raw_first == raw_last:
-        first_ts = last_ts
-    else:
-        first_ts = _time(raw_first)
-    event_time = get("eventTime")
-    if event_time is not None:
-        event_time = _time(event_time)
-    observed = series.get("lastObservedTime") if series else None
-    if observed is not None:
-        observed = _time(observed)
-    timestamp = observed or last_ts or event_time or first_ts
-    first_timestamp = first_ts or event_time
-    if timestamp is None or first_timestamp is None:
-        created = _time(metadata.get("creationTimestamp"))
-        timestamp = timestamp or created
-        first_timestamp = first_timestamp or created or timestamp
-
-    count = get("count")
-    if type(count) is not int or count < 1:
-        count = series.get("count") if series else None
-        if type(count) is not int or count < 1:
-            count = 1
+    timestamp, first_timestamp = _times(get, series, metadata)
+    count = _count(get("count"), series)
 
     uid = _text(metadata.get("uid"))
     if not uid:

@@ -72,6 +72,9 @@ class Rule:
     # template / hint as one-argument functions of the groups dict (see make_renderer).
     render: Callable[[Mapping[str, str]], Any] | None = field(default=None, compare=False)
     render_hint: Callable[[Mapping[str, str]], Any] | None = field(default=None, compare=False)
+    # True when the rule's text is a function of its groups alone (str templates, or callables
+    # we wrote): then the formatter may reuse the text it made for an identical event.
+    pure: bool = field(default=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -161,8 +164,12 @@ def _check_template(value: Any, key: str, groups: frozenset[str], where: str) ->
     raise RuleError(f"{where}: {key} must be a string or a callable, not {type(value).__name__}")
 
 
-def compile_rule(raw: Any, origin: str, default_id: str) -> Rule:
-    """Validate and compile one rule given as a dict (or pass a ``Rule`` through)."""
+def compile_rule(raw: Any, origin: str, default_id: str, *, pure_callables: bool = False) -> Rule:
+    """Validate and compile one rule given as a dict (or pass a ``Rule`` through).
+
+    ``pure_callables`` vouches that callable templates and hints return the same text for
+    the same groups (true of our default rules; not assumed of anyone else's).
+    """
     if isinstance(raw, Rule):
         return raw
     if not isinstance(raw, Mapping):
@@ -242,10 +249,11 @@ def compile_rule(raw: Any, origin: str, default_id: str) -> Rule:
         ordered_groups=clash,
         render=make_renderer(template),
         render_hint=make_renderer(hint) if hint is not None else None,
+        pure=pure_callables or (isinstance(template, str) and (hint is None or isinstance(hint, str))),
     )
 
 
-def load_rules(source: Any, *, option: str = "rules") -> list[Rule]:
+def load_rules(source: Any, *, option: str = "rules", pure_callables: bool = False) -> list[Rule]:
     """Validate and compile rules given as a list, or a dict ordered by key.
 
     ``option`` names the config option in error messages. Raises ``RuleError`` naming the
@@ -263,7 +271,9 @@ def load_rules(source: Any, *, option: str = "rules") -> list[Rule]:
         items = [(f"{option}[{i}]", f"rule-{i}", rule) for i, rule in enumerate(source)]
     else:
         raise RuleError(f"{option} must be a list or a dict of rules, not {type(source).__name__}")
-    rules = [compile_rule(raw, origin, default_id) for origin, default_id, raw in items]
+    rules = [
+        compile_rule(raw, origin, default_id, pure_callables=pure_callables) for origin, default_id, raw in items
+    ]
     seen: dict[str, str] = {}
     for rule in rules:
         if rule.id in seen:
@@ -288,11 +298,15 @@ class RuleSet:
     for any regex (it is the same ``re.match``, done earlier), not only for literals.
     """
 
-    __slots__ = ("rules", "_memo")
+    __slots__ = ("rules", "_memo", "reads_name")
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.rules: tuple[Rule, ...] = tuple(rules)
         self._memo: dict[tuple[str, ...], tuple[_Candidate, ...]] = {}
+        # Whether any rule matches on the involved object's name (the formatter's record
+        # cache may leave the name out of its key when none does).
+        name_index = MATCH_INDEX["name"]
+        self.reads_name: bool = any(index == name_index for rule in self.rules for index, _ in rule.match)
 
     def __len__(self) -> int:
         return len(self.rules)
