@@ -109,6 +109,35 @@ def _oom_sentence(process: str = "", **_: str) -> str:
     return "A program ran out of memory and was stopped"
 
 
+def memory_words(quantity: str) -> str:
+    """A memory limit as people read it: bytes ("536870912", as KubeSpawner writes
+    ``mem_limit``) in binary units ("512 MiB"); Kubernetes quantities ("1Gi") as they are."""
+    if not quantity.isdigit():
+        return quantity
+    size = float(quantity)
+    units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
+    while size >= 1024 and len(units) > 1:
+        size /= 1024
+        units.pop(0)
+    unit = units[0]
+    return f"{size:.0f} {unit}" if size == int(size) else f"{size:.1f} {unit}"
+
+
+def _oom_killed_sentence(container: str = "", limit: str = "", **_: str) -> str:
+    limit = memory_words(limit)
+    if limit:
+        return (f"Your server ran out of memory and was stopped: the {container} container "
+                f"used more than its {limit} limit")
+    return f"Your server ran out of memory and was stopped (the {container} container)"
+
+
+def _terminated_sentence(container: str = "", why: str = "", code: str = "", **_: str) -> str:
+    code = f" (exit code {code})" if code else ""
+    if why in ("ContainerCannotRun", "StartError"):
+        return f"The {container} container could not be run{code}"
+    return f"The {container} container stopped with an error{code}"
+
+
 def _evicted_sentence(resource: str = "", **_: str) -> str:
     if resource:
         words = _RESOURCE_WORDS.get(resource.lower(), resource)
@@ -477,6 +506,28 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "template": "The {container} container could not start ({detail})",
         "severity": "error",
         "hint": "Ask your administrator; the server's configuration may be wrong.",
+        "phase": "starting",
+    },
+    # Container terminations: Kubernetes reports these only in the pod's status;
+    # RichKubeSpawner makes events of them (``kubespawner.container_terminations``).
+    {
+        "id": "container-oom-killed",
+        "match": {"reason": r"OOMKilled\Z", "fieldPath": CONTAINER,
+                  "message": r"Container \S+ was killed because it ran out of memory"
+                             r"(?: \(exit code -?\d+(?:, memory limit (?P<limit>[^)]+))?\))?\Z"},
+        "template": _oom_killed_sentence,
+        "severity": "error",
+        "hint": "Choose a bigger server size or use less memory; ask an admin if it keeps happening.",
+        "phase": "starting",
+    },
+    {
+        "id": "container-terminated",
+        "match": {"fieldPath": CONTAINER,
+                  "message": r"Container \S+ terminated: (?P<why>\w+)(?: \(exit code (?P<code>-?\d+)\))?"},
+        "template": _terminated_sentence,
+        "severity": "error",
+        "hint": "Your server stopped while starting. Try a different image, or ask an admin to look at "
+        "the server's logs.",
         "phase": "starting",
     },
     {

@@ -16,6 +16,11 @@ Kubernetes events about its pod and its PVC, as they arrive, without polling.
   moment the pod appears, and can tell the new pod's events from those of a previous pod
   with the same name (Kubernetes keeps events for about an hour; stock KubeSpawner shows
   the old ones on the first spawn after a hub start). See ``StaleEventFilter``.
+- Some facts never become Events: Kubernetes reports an out-of-memory kill or a container
+  that exited with an error only in the pod's ``containerStatuses``. The pod updates that
+  wake a spawn are turned into core/v1-shaped Warning events (``container_terminations``)
+  and formatted like any other, so the page can say "ran out of memory" rather than only
+  the "keeps crashing" back-off that follows.
 """
 
 from __future__ import annotations
@@ -230,6 +235,106 @@ class StaleEventFilter:
         return max(0.0, oldest + self.hold_seconds - time.monotonic())
 
 
+#: Termination reasons that mean the container failed even when no exit code says so.
+_FAILED_TERMINATIONS = frozenset({"OOMKilled", "ContainerCannotRun", "StartError", "DeadlineExceeded"})
+
+#: ``reportingComponent`` of the events we make from pod status (no Kubernetes component
+#: reports these as Events).
+STATUS_COMPONENT = "richprogress"
+
+
+def _termination_message(container: str, terminated: Mapping[str, Any], limit: Any) -> str:
+    """The raw message of a synthesized termination event, in the kubelet's plain style."""
+    reason = str(terminated.get("reason") or "")
+    code = terminated.get("exitCode")
+    if reason == "OOMKilled":
+        details = [f"exit code {code}"] if code is not None else []
+        if limit:
+            details.append(f"memory limit {limit}")
+        suffix = f" ({', '.join(details)})" if details else ""
+        return f"Container {container} was killed because it ran out of memory{suffix}"
+    message = f"Container {container} terminated: {reason or 'Error'}"
+    if code is not None:
+        message += f" (exit code {code})"
+    detail = " ".join(str(terminated.get("message") or "").split())
+    return f"{message}: {detail}" if detail else message
+
+
+def container_terminations(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Warning events (core/v1 shape) for the failed container terminations in ``pod``'s status.
+
+    A termination is failed when its reason is one of ``OOMKilled``, ``ContainerCannotRun``,
+    ``StartError``, ``DeadlineExceeded`` or its exit code is not 0. Both the current state
+    and ``lastState`` (a restarted container) are read. Each container and reason gets one
+    stable ``uid``; ``count`` is the number of terminations so far (from ``restartCount``),
+    so a repeat updates the same record with a bigger count. A pod being deleted yields
+    nothing: its containers are stopped on purpose.
+    """
+    metadata = pod.get("metadata") or {}
+    if metadata.get("deletionTimestamp"):
+        return []
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    pod_uid = str(metadata.get("uid") or "")
+    events: list[dict[str, Any]] = []
+    for spec_key, status_key in (("initContainers", "initContainerStatuses"), ("containers", "containerStatuses")):
+        limits = {
+            c.get("name"): ((c.get("resources") or {}).get("limits") or {}).get("memory")
+            for c in spec.get(spec_key) or []
+            if isinstance(c, Mapping)
+        }
+        for container_status in status.get(status_key) or []:
+            if not isinstance(container_status, Mapping):
+                continue
+            name = str(container_status.get("name") or "")
+            restarts = container_status.get("restartCount")
+            restarts = restarts if isinstance(restarts, int) and restarts >= 0 else 0
+            terminated = (container_status.get("state") or {}).get("terminated")
+            count = restarts + 1  # the current run ended: one more than the restarts so far
+            if not isinstance(terminated, Mapping):
+                terminated = (container_status.get("lastState") or {}).get("terminated")
+                count = restarts
+            if not isinstance(terminated, Mapping):
+                continue
+            reason = str(terminated.get("reason") or "")
+            code = terminated.get("exitCode")
+            if reason not in _FAILED_TERMINATIONS and code in (None, 0):
+                continue
+            reason = reason or "Error"
+            when = terminated.get("finishedAt") or terminated.get("startedAt")
+            field_path = f"spec.{spec_key}{{{name}}}"
+            events.append(
+                {
+                    "kind": "Event",
+                    "apiVersion": "v1",
+                    "metadata": {
+                        "uid": f"{pod_uid}.{name}.terminated.{reason}",
+                        "name": f"{metadata.get('name')}.{name}.{reason}",
+                        "namespace": metadata.get("namespace"),
+                        "creationTimestamp": when,
+                    },
+                    "involvedObject": {
+                        "kind": POD,
+                        "apiVersion": "v1",
+                        "namespace": metadata.get("namespace"),
+                        "name": metadata.get("name"),
+                        "uid": pod_uid,
+                        "fieldPath": field_path,
+                    },
+                    "type": "Warning",
+                    "reason": reason,
+                    "message": _termination_message(name, terminated, limits.get(name)),
+                    "count": max(1, count),
+                    "firstTimestamp": when,
+                    "lastTimestamp": when,
+                    "eventTime": None,
+                    "source": {"component": STATUS_COMPONENT},
+                    "reportingComponent": STATUS_COMPONENT,
+                }
+            )
+    return events
+
+
 def _version(event: Mapping[str, Any]) -> tuple[Any, ...]:
     metadata = event.get("metadata") or {}
     return (metadata.get("resourceVersion"), event.get("count"), event.get("lastTimestamp"), str(event.get("series")))
@@ -377,6 +482,8 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
     _rp_options_loaded = False
     _rp_filter: StaleEventFilter | None = None
     _rp_subscribed: list[EventIndex] | None = None
+    #: container terminations made into records this spawn: uid -> (count, first time)
+    _rp_terminations: dict[str, tuple[int, Any]] | None = None
 
     def _rp_keys(self) -> tuple[ObjectKey, ObjectKey]:
         return ((self.namespace, POD, self.pod_name), (self.namespace, PVC, self.pvc_name))
@@ -384,6 +491,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
     async def _rp_open_feed(self, timeline: SpawnTimeline, broadcast: _Broadcast, sub: Subscription) -> Closer | None:
         self._rp_sub = sub
         self._rp_filter = StaleEventFilter(timeline.started_at, skew=self.event_clock_skew)
+        self._rp_terminations = {}
         self._rp_subscribed = []
         subscribed = self._rp_subscribed
 
@@ -419,13 +527,32 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         record: EventRecord = await self.event_formatter.format_event_async(event, self)
         return self._rp_add_record(timeline, broadcast, record)
 
+    async def _rp_add_terminations(self, timeline: SpawnTimeline, broadcast: _Broadcast, pod: Mapping[str, Any]) -> bool:
+        """Add a record for each new failed container termination in our pod's status."""
+        seen = self._rp_terminations
+        if seen is None:
+            seen = self._rp_terminations = {}
+        changed = False
+        for event in container_terminations(pod):
+            uid = event["metadata"]["uid"]
+            previous = seen.get(uid)
+            if previous is not None:
+                if event["count"] <= previous[0]:
+                    continue  # the same termination, seen again (e.g. now as lastState)
+                event["firstTimestamp"] = previous[1]  # when it first happened
+            seen[uid] = (event["count"], event["firstTimestamp"])
+            changed |= await self._rp_add_event(timeline, broadcast, event)
+        return changed
+
     async def _rp_handle(self, timeline: SpawnTimeline, broadcast: _Broadcast, source: str, obj: Mapping[str, Any]) -> bool:
         spawn_filter = self._rp_filter
         if spawn_filter is None:
             return False
         if source == "object":
             spawn_filter.saw_pod(obj)
-            return False
+            if spawn_filter.new_uid is None or (obj.get("metadata") or {}).get("uid") != spawn_filter.new_uid:
+                return False
+            return await self._rp_add_terminations(timeline, broadcast, obj)
         if source != "event":
             return False
         spawn_filter.learn(obj)

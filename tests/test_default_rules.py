@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from richprogress.default_rules import human_duration, human_size
+from richprogress.default_rules import human_duration, human_size, memory_words
 from richprogress.formatter import EventFormatter
 from richprogress.records import PHASE_NAMES, SEVERITIES
 from richprogress.scheduling import summarize_scheduling
@@ -404,6 +404,32 @@ CASES = [
         'The notebook container could not start (configmap "user-env" not found)', "error", "starting",
         id="container-config-error",
     ),
+    # container terminations, as RichKubeSpawner makes them from the pod's status
+    pytest.param(
+        ev("OOMKilled", "Container notebook was killed because it ran out of memory (exit code 137, memory limit 1Gi)",
+           component="richprogress", field_path=NOTEBOOK, type=W),
+        "Your server ran out of memory and was stopped: the notebook container used more than its 1Gi limit",
+        "error", "starting", id="container-oom-killed-with-limit",
+    ),
+    pytest.param(
+        ev("OOMKilled", "Container notebook was killed because it ran out of memory (exit code 137)",
+           component="richprogress", field_path=NOTEBOOK, type=W),
+        "Your server ran out of memory and was stopped (the notebook container)", "error", "starting",
+        id="container-oom-killed-no-limit",
+    ),
+    pytest.param(
+        ev("Error", "Container notebook terminated: Error (exit code 1)", component="richprogress",
+           field_path=NOTEBOOK, type=W),
+        "The notebook container stopped with an error (exit code 1)", "error", "starting",
+        id="container-terminated-error",
+    ),
+    pytest.param(
+        ev("ContainerCannotRun", 'Container notebook terminated: ContainerCannotRun (exit code 128): exec: '
+           '"jupyterhub-singleuser": executable file not found in $PATH', component="richprogress",
+           field_path=NOTEBOOK, type=W),
+        "The notebook container could not be run (exit code 128)", "error", "starting",
+        id="container-cannot-run",
+    ),
     pytest.param(
         ev("OOMKilling", "Memory cgroup out of memory: Killed process 4242 (python3) total-vm:8123456kB, "
            "anon-rss:2000000kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:4000kB oom_score_adj:999",
@@ -570,3 +596,17 @@ def test_huge_failed_scheduling_message_is_summarized_quickly_enough() -> None:
     message = "0/5000 nodes are available: " + "1 Insufficient cpu, " * 5000
     record = EventFormatter().format_event(ev("FailedScheduling", message, type=W))
     assert record["message"] == "No machine has enough free CPU"
+
+
+@pytest.mark.parametrize(
+    ("quantity", "words"),
+    [
+        ("536870912", "512 MiB"),  # KubeSpawner's mem_limit "512M", in bytes
+        ("1610612736", "1.5 GiB"),
+        ("1Gi", "1Gi"),  # a Kubernetes quantity is already readable
+        ("", ""),
+    ],
+    ids=["bytes-mib", "bytes-fraction-gib", "quantity", "empty"],
+)
+def test_memory_words(quantity: str, words: str) -> None:
+    assert memory_words(quantity) == words

@@ -106,6 +106,10 @@ def check_stream(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return records
 
 
+#: the component of records RichKubeSpawner makes from pod status (no Kubernetes Event)
+STATUS = "richprogress"
+
+
 def pod_event_uids(cluster: Any, spawner: Any) -> set[str]:
     return {e["metadata"]["uid"] for e in cluster.events_for(spawner.pod_name, spawner.namespace)}
 
@@ -118,7 +122,7 @@ SCENARIOS = [
     ("image-not-found", 50, 2, "failed", ["Scheduled", "Pulling", "Failed", "BackOff"]),
     ("custom-image", 50, 2, "failed", ["Scheduled", "Pulling", "Failed"]),
     ("no-node-fits", 50, 2, "failed", ["FailedScheduling"]),
-    ("out-of-memory", 50, 2, "failed", ["Scheduled", "Started", "BackOff"]),
+    ("out-of-memory", 50, 2, "failed", ["Scheduled", "Started", "OOMKilled", "BackOff"]),
 ]
 
 
@@ -145,9 +149,12 @@ async def test_scenario_stream(tmp_path, scenario, speed, timeout, outcome, reas
             assert error is None
         else:
             assert error is not None and timeline.failure_message
-        # every event of this pod is shown, nothing of any other object
-        pod_ids = {r["id"] for r in records if r["object"]["kind"] == "Pod"}
+        # every event of this pod is shown, nothing of any other object; records made from
+        # the pod's container statuses come on top, and only for a container that failed
+        pod_ids = {r["id"] for r in records if r["object"]["kind"] == "Pod" and r["component"] != STATUS}
         assert pod_ids == pod_event_uids(cluster, spawner)
+        from_status = {r["reason"] for r in records if r["component"] == STATUS}
+        assert from_status == ({"OOMKilled"} if scenario == "out-of-memory" else set())
         assert {r["object"]["name"] for r in records} <= {spawner.pod_name, spawner.pvc_name}
         shown = [r["reason"] for r in timeline.records()]
         positions = [shown.index(reason) for reason in reasons]
@@ -160,6 +167,91 @@ async def test_scenario_stream(tmp_path, scenario, speed, timeout, outcome, reas
             if scenario == "custom-image":
                 assert any("not-in-the-registry" in r["message"] for r in records)
         await spawner.stop(now=True)
+
+
+async def test_out_of_memory_is_said_from_the_pod_status(tmp_path):
+    """Kubernetes emits no Event for an OOM kill: the reason is only in the container status.
+
+    The page must say "ran out of memory" (not only "keeps crashing"), with the limit, once
+    per container: each new kill updates the same record with a bigger count.
+    """
+    from richprogress.diagnose import diagnose
+
+    async with rich_cluster(tmp_path, 50) as cluster:
+        spawner = make_spawner(cluster, "alice", "out-of-memory", start_timeout=2, mem_limit="512M")
+        events, error = await spawn(spawner)
+        assert error is not None
+        check_stream(events)
+        oom = [e["record"] for e in events if e["record"]["reason"] == "OOMKilled"]
+        assert oom, [e["record"]["reason"] for e in events]
+        pod_uids = {e["involvedObject"]["uid"] for e in cluster.events_for(spawner.pod_name, spawner.namespace)}
+        assert len(pod_uids) == 1
+        assert {r["id"] for r in oom} == {f"{pod_uids.pop()}.notebook.terminated.OOMKilled"}
+        first = oom[0]
+        assert first["message"] == (
+            "Your server ran out of memory and was stopped: the notebook container used more than its 512 MiB limit"
+        )
+        assert first["severity"] == "error" and first["phase"] == "starting" and first["type"] == "Warning"
+        assert first["object"] == {
+            "kind": "Pod", "name": spawner.pod_name, "container": "notebook", "field_path": "spec.containers{notebook}",
+        }  # fmt: skip
+        assert "bigger server size" in first["hint"]
+        # KubeSpawner writes mem_limit="512M" as bytes; the raw message keeps them
+        assert "(exit code 137, memory limit 536870912)" in first["raw_message"]
+        # the kubelet restarted it and it was killed again: same record, growing count
+        assert [r["count"] for r in oom] == list(range(1, len(oom) + 1))
+        assert len(oom) >= 2
+        timeline = spawner.spawn_timeline
+        stored = [r for r in timeline.records() if r["reason"] == "OOMKilled"]
+        assert len(stored) == 1 and stored[0]["count"] == oom[-1]["count"]
+        assert stored[0]["first_timestamp"] <= stored[0]["timestamp"]
+        # the failure page's one sentence: memory, not the crash back-off that followed
+        diagnosis = diagnose(timeline.records(), timeline.failure_message)
+        assert "memory" in diagnosis["summary"]
+        assert diagnosis["record_id"] == stored[0]["id"]
+        assert diagnosis["hint"] == first["hint"]
+        await spawner.stop(now=True)
+
+
+TERMINATION_CASES = [
+    # id, container status, (reason, count, raw message) or None
+    ("oom-now", {"restartCount": 0, "state": {"terminated": {"reason": "OOMKilled", "exitCode": 137}}},
+     ("OOMKilled", 1, "Container notebook was killed because it ran out of memory (exit code 137, memory limit 1Gi)")),
+    ("oom-last-state", {"restartCount": 3, "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                        "lastState": {"terminated": {"reason": "OOMKilled", "exitCode": 137}}},
+     ("OOMKilled", 3, "Container notebook was killed because it ran out of memory (exit code 137, memory limit 1Gi)")),
+    ("error-exit-code", {"restartCount": 1, "state": {"terminated": {"reason": "Error", "exitCode": 2}}},
+     ("Error", 2, "Container notebook terminated: Error (exit code 2)")),
+    ("cannot-run", {"restartCount": 0, "state": {"terminated": {
+        "reason": "ContainerCannotRun", "exitCode": 128, "message": "exec: \"x\": not found\n"}}},
+     ("ContainerCannotRun", 1, 'Container notebook terminated: ContainerCannotRun (exit code 128): exec: "x": not found')),
+    ("completed-is-no-failure", {"restartCount": 0, "state": {"terminated": {"reason": "Completed", "exitCode": 0}}}, None),
+    ("running", {"restartCount": 0, "state": {"running": {}}}, None),
+    ("waiting-no-history", {"restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}}, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("status,expected", [c[1:] for c in TERMINATION_CASES], ids=[c[0] for c in TERMINATION_CASES])
+def test_container_terminations_from_pod_status(status, expected):
+    from richprogress.kubespawner import container_terminations
+
+    pod = {
+        "metadata": {"uid": "pod-1", "name": "jupyter-alice", "namespace": "jhub"},
+        "spec": {"containers": [{"name": "notebook", "resources": {"limits": {"memory": "1Gi"}}}]},
+        "status": {"containerStatuses": [{"name": "notebook", **status}]},
+    }
+    events = container_terminations(pod)
+    if expected is None:
+        assert events == []
+        return
+    (event,) = events
+    assert (event["reason"], event["count"], event["message"]) == expected
+    assert event["type"] == "Warning"
+    assert event["involvedObject"]["fieldPath"] == "spec.containers{notebook}"
+    assert event["metadata"]["uid"] == f"pod-1.notebook.terminated.{expected[0]}"
+    # a pod being deleted: its containers were stopped on purpose
+    pod["metadata"]["deletionTimestamp"] = "2026-11-29T22:00:00Z"
+    assert container_terminations(pod) == []
 
 
 async def test_failed_spawn_keeps_its_timeline_until_the_next_start(tmp_path):
