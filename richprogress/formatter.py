@@ -19,7 +19,14 @@ from traitlets import TraitError, Union, observe, validate
 from traitlets.config import LoggingConfigurable
 
 from .default_rules import DEFAULT_RULES
-from .normalize import Fields, clean_str, normalize_event, normalize_message, plain_key, read_event
+from .normalize import (
+    Fields,
+    clean_str,
+    fields_from_read,
+    normalize_event,
+    normalize_message,
+    read_event,
+)
 from .records import EventRecord
 from .rules import Rule, RuleError, RuleSet, load_rules
 
@@ -240,7 +247,9 @@ class EventFormatter(LoggingConfigurable):
         severity = None
         rule_id = None
         pure = True
-        ruleset = self._ruleset or self.ruleset
+        ruleset = self._ruleset
+        if ruleset is None:  # not `or`: a RuleSet's truth is its length, a call per event
+            ruleset = self.ruleset
         found = ruleset.match(match_values)
         if found is not None:
             rule, groups = found
@@ -323,7 +332,9 @@ class EventFormatter(LoggingConfigurable):
                 key, name, uid, timestamp, first_timestamp, count = seen
                 if name is not None and (type(name) is not str or not name.isascii()):
                     return self._build(normalize_event(event))
-                ruleset = self._ruleset or self.ruleset
+                ruleset = self._ruleset
+                if ruleset is None:
+                    ruleset = self.ruleset
                 if ruleset.reads_name:
                     key = (*key, name)
                 records = self._records
@@ -341,8 +352,11 @@ class EventFormatter(LoggingConfigurable):
                     record["first_timestamp"] = first_timestamp
                     record["count"] = count
                     return record
-                record, pure = self._build_pure(normalize_event(event))
-                if pure and len(record["raw_message"]) <= _RECORD_MESSAGE_MAX and plain_key(key):
+                fields = fields_from_read(*seen)
+                if fields is None:  # a value that is not plain text: no caching, the careful reader
+                    return self._build(normalize_event(event))
+                record, pure = self._build_pure(fields)
+                if pure and len(record["raw_message"]) <= _RECORD_MESSAGE_MAX:
                     if len(records) >= _RECORDS_LIMIT:
                         records.clear()
                     kept = record.copy()

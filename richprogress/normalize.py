@@ -167,8 +167,14 @@ def _times(get: Any, series: dict[str, Any], metadata: dict[str, Any]) -> tuple[
     """(timestamp, first_timestamp) of an event, by DESIGN.md contract 1's precedence."""
     # Each present time is converted once (first and last are often the same string);
     # creationTimestamp only when nothing else is set.
+    # A cached str is looked up inline (a call costs more than the lookup); _time does the rest.
     raw_last = get("lastTimestamp")
-    last_ts = _time(raw_last) if raw_last is not None else None
+    if raw_last is None:
+        last_ts = None
+    elif type(raw_last) is str and raw_last in _TIMES:
+        last_ts = _TIMES[raw_last]
+    else:
+        last_ts = _time(raw_last)
     raw_first = get("firstTimestamp")
     if raw_first is None:
         first_ts = None
@@ -178,7 +184,10 @@ def _times(get: Any, series: dict[str, Any], metadata: dict[str, Any]) -> tuple[
         first_ts = _time(raw_first)
     event_time = get("eventTime")
     if event_time is not None:
-        event_time = _time(event_time)
+        if type(event_time) is str and event_time in _TIMES:
+            event_time = _TIMES[event_time]
+        else:
+            event_time = _time(event_time)
     observed = series.get("lastObservedTime") if series else None
     if observed is not None:
         observed = _time(observed)
@@ -237,7 +246,10 @@ def read_event(event: Any) -> tuple[tuple[Any, ...], Any, str, str | None, str |
         source_component = None
     else:
         source = get("source")
-        source_component = source.get("component") if type(source) is dict else _ODD
+        if type(source) is dict:
+            source_component = source.get("component")
+        else:
+            source_component = None if source is None else _ODD
     key = (
         get("message"),
         get("type"),
@@ -249,7 +261,10 @@ def read_event(event: Any) -> tuple[tuple[Any, ...], Any, str, str | None, str |
         source_component,
     )
     timestamp, first_timestamp = _times(get, series, metadata)
-    return key, iget("name"), uid, timestamp, first_timestamp, _count(get("count"), series)
+    count = get("count")
+    if type(count) is not int or count < 1:
+        count = _count(count, series)
+    return key, iget("name"), uid, timestamp, first_timestamp, count
 
 
 def plain_key(key: tuple[Any, ...]) -> bool:
@@ -309,7 +324,6 @@ def normalize_event(event: Any) -> Fields:
         component = _text(component)
     if not component:
         component = _text(_as_dict(get("source")).get("component"))
-    container = _container(field_path) if field_path else None
 
     series = get("series")
     series = _as_dict(series) if series is not None else _NO_DICT
@@ -332,6 +346,26 @@ def normalize_event(event: Any) -> Fields:
             first_timestamp,
         )
 
+    return _assemble(uid, timestamp, first_timestamp, count, raw_message, type_, reason, kind, name, namespace,
+                     field_path, component)
+
+
+def _assemble(
+    uid: str,
+    timestamp: str | None,
+    first_timestamp: str | None,
+    count: int,
+    raw_message: str,
+    type_: str,
+    reason: str,
+    kind: str,
+    name: str,
+    namespace: str,
+    field_path: str,
+    component: str,
+) -> Fields:
+    """``Fields`` from clean values ("" when missing), shared by both ways of reading."""
+    container = _container(field_path) if field_path else None
     # tuple.__new__ skips NamedTuple's Python-level __new__ (3x faster; this is the hot path).
     return _new_tuple(
         Fields,
@@ -351,6 +385,45 @@ def normalize_event(event: Any) -> Fields:
             (component, field_path, reason, raw_message, type_, kind, name, container or "", namespace),
         ),
     )
+
+
+def _plain(value: str | None) -> str:
+    if value is None:
+        return ""
+    if value.isascii():
+        return value
+    return clean_str(value) or ""
+
+
+def fields_from_read(
+    key: tuple[Any, ...], name: Any, uid: str, timestamp: str | None, first_timestamp: str | None, count: int
+) -> Fields | None:
+    """``Fields`` from what ``read_event`` returned, without reading the event again.
+
+    Gives exactly what ``normalize_event`` gives for that event; None (read it with
+    ``normalize_event``) unless the key and name are plain (str or None).
+    """
+    if not plain_key(key) or (name is not None and type(name) is not str):
+        return None
+    message, type_, reason, kind, namespace, field_path, component, source_component = key
+    # All are str or None here; the common plain-ASCII str is kept as it is, inline.
+    if message is None or not message.isascii():
+        message = _plain(message)
+    if type_ is None or not type_.isascii():
+        type_ = _plain(type_)
+    if reason is None or not reason.isascii():
+        reason = _plain(reason)
+    if kind is None or not kind.isascii():
+        kind = _plain(kind)
+    if name is None or not name.isascii():
+        name = _plain(name)
+    if namespace is None or not namespace.isascii():
+        namespace = _plain(namespace)
+    if field_path is None or not field_path.isascii():
+        field_path = _plain(field_path)
+    component = _plain(component) or _plain(source_component)
+    return _assemble(uid, timestamp, first_timestamp, count, message, type_ or "Custom", reason, kind, name,
+                     namespace, field_path, component)
 
 
 def normalize_message(message: Any, *, id: str | None = None, timestamp: Any = None) -> Fields:

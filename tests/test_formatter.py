@@ -12,6 +12,7 @@ import pytest
 from traitlets import TraitError
 
 from richprogress.formatter import EventFormatter
+from richprogress.normalize import normalize_event
 from richprogress.records import EventRecord
 
 DATA = Path(__file__).parent / "data"
@@ -260,3 +261,117 @@ def test_hook_set_after_creation_is_used() -> None:
     assert formatter.format_event(PULL_FAILED)["message"] == "later"
     formatter.format_hook = None
     assert formatter.format_event(PULL_FAILED)["message"] != "later"
+
+
+# ---- the record cache: a repeat gets exactly the record a first sight gets ------------------
+
+PEER_EVENTS = sorted((Path(__file__).parents[2] / "shared" / "peer" / "kubespawner-pr910").glob("*.events.json"))
+
+
+def _variant(event: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """A deep copy of ``event`` with top-level or ``involvedObject``/``metadata`` keys changed."""
+    copy = json.loads(json.dumps(event))
+    for dotted, value in changes.items():
+        *path, last = dotted.split("__")
+        target = copy
+        for part in path:
+            target = target.setdefault(part, {})
+        target[last] = value
+    return copy
+
+
+def careful(event: dict[str, Any], formatter: EventFormatter | None = None) -> EventRecord:
+    """The record without the fast reader or the record cache: the rules over normalize_event."""
+    return (formatter or EventFormatter())._build(normalize_event(event))
+
+
+@pytest.mark.skipif(not PEER_EVENTS, reason="peer data not available")
+def test_records_of_repeats_equal_first_sight_records() -> None:
+    events = [event for path in PEER_EVENTS for event in json.loads(path.read_text(encoding="utf-8"))]
+    warm = EventFormatter()
+    for event in events:
+        warm.format_event(event)
+    for event in events:
+        # the warm one answers from its cache
+        assert warm.format_event(event) == careful(event)
+
+
+CACHE_CASES = [
+    pytest.param({"count": 7, "lastTimestamp": "2026-11-29T21:40:00Z"}, id="repeat-with-new-count-and-time"),
+    pytest.param({"metadata__uid": "uid-2", "involvedObject__name": "jupyter-bob"}, id="same-step-another-user"),
+    pytest.param({"involvedObject__name": None}, id="name-missing"),
+    pytest.param({"involvedObject__name": "jupyter-\u00e9lise"}, id="name-not-ascii"),
+    pytest.param({"lastTimestamp": "2026-11-29T22:33:30+01:00"}, id="time-with-offset"),
+    pytest.param({"message": 'Failed to pull image "x/y:z": pull access denied'}, id="other-message"),
+    pytest.param({"involvedObject__fieldPath": "spec.initContainers{fetch}"}, id="other-container"),
+    pytest.param({"reportingComponent": "", "source": None}, id="no-component"),
+    pytest.param({"source": {"component": "kubelet\udcff"}}, id="lone-surrogate-in-component"),
+    pytest.param({"message": 'Failed to pull image "x/\udcff": not found'}, id="lone-surrogate-in-message"),
+    pytest.param({"reason": "Fail\u00e9d", "type": "Warn\udcffing"}, id="reason-and-type-not-ascii"),
+    pytest.param({"involvedObject__kind": "P\udcffd", "involvedObject__namespace": "\udcff"}, id="kind-namespace-odd"),
+    pytest.param({"involvedObject__fieldPath": "spec.containers{n\udcfftebook}"}, id="lone-surrogate-in-container"),
+    pytest.param({"type": 1}, id="type-not-text"),
+    pytest.param({"count": True, "series": {"count": 3}}, id="count-from-series"),
+]
+
+
+@pytest.mark.parametrize("changes", CACHE_CASES)
+def test_cached_record_carries_this_events_own_values(changes: dict[str, Any]) -> None:
+    formatter = EventFormatter()
+    formatter.format_event(PULL_FAILED)
+    formatter.format_event(PULL_FAILED)
+    event = _variant(PULL_FAILED, **changes)
+    assert formatter.format_event(event) == careful(event)
+    assert formatter.format_event(event) == careful(event)
+    assert EventFormatter().format_event(event) == careful(event)
+
+
+def test_editing_a_returned_record_does_not_change_the_next_one() -> None:
+    formatter = EventFormatter()
+    first = formatter.format_event(PULL_FAILED)
+    first["message"] = "edited"
+    first["object"].update(kind="edited", name="edited", container="edited", field_path="edited")
+    first["since_spawn"] = 1.5  # what the spawner adds
+    again = formatter.format_event(PULL_FAILED)
+    assert again == careful(PULL_FAILED)
+    assert "since_spawn" not in again
+
+
+def test_callable_rules_of_others_are_called_for_every_event() -> None:
+    calls: list[str] = []
+
+    def numbered(image: str) -> str:
+        calls.append(image)
+        return f"Attempt {len(calls)} to pull {image}"
+
+    formatter = EventFormatter(rules=[{"match": {"message": 'Failed to pull image "(?P<image>[^"]+)"'},
+                                       "template": numbered}])
+    messages = [formatter.format_event(PULL_FAILED)["message"] for _ in range(2)]
+    assert messages == ["Attempt 1 to pull x/y:z", "Attempt 2 to pull x/y:z"]
+
+
+def test_new_rules_are_used_for_events_seen_before() -> None:
+    formatter = EventFormatter()
+    assert formatter.format_event(PULL_FAILED)["rule"] == "image-not-found"
+    formatter.extra_rules = [{"id": "ours", "match": {"reason": "Failed"}, "template": "Ours"}]
+    assert (formatter.format_event(PULL_FAILED)["rule"], formatter.format_event(PULL_FAILED)["message"]) == (
+        "ours", "Ours")
+
+
+def test_rules_matching_the_pod_name_see_each_name() -> None:
+    formatter = EventFormatter(extra_rules=[{"match": {"name": "jupyter-bob"}, "template": "Bob's"}])
+    alice = formatter.format_event(PULL_FAILED)
+    bob = formatter.format_event(_variant(PULL_FAILED, involvedObject__name="jupyter-bob"))
+    assert (alice["rule"], bob["message"]) == ("image-not-found", "Bob's")
+
+
+def test_record_cache_is_bounded() -> None:
+    from richprogress.formatter import _RECORDS_LIMIT
+
+    formatter = EventFormatter()
+    for i in range(_RECORDS_LIMIT + 10):
+        formatter.format_event(_variant(PULL_FAILED, message=f'Failed to pull image "x/y:{i}": not found'))
+    assert 0 < len(formatter._records) <= _RECORDS_LIMIT
+    long = _variant(PULL_FAILED, message="Failed " + "x" * 5000)
+    formatter.format_event(long)
+    assert long["message"] not in {key[0] for key in formatter._records}

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from richprogress.formatter import EventFormatter
+from richprogress.normalize import normalize_event
 from richprogress.records import PHASE_NAMES, SEVERITIES
 
 PEER_RULES = Path(__file__).parents[2] / "shared" / "peer" / "kubespawner-pr910" / "default-rules.json"
@@ -87,3 +88,41 @@ def test_format_event_never_raises(event: Any) -> None:
 @given(message=any_text | big_text | real_words, ident=st.none() | any_text, stamp=st.none() | text_ish)
 def test_format_message_never_raises(message: str, ident: Any, stamp: Any) -> None:
     check_record(FORMATTERS[0].format_message(message, id=ident, timestamp=stamp))
+
+
+# Events shaped like the API's (a uid, dicts where dicts belong) with odd values inside: the
+# shape the formatter's cached fast path reads, so it is compared with the careful reader.
+# Mostly plain text (what the fast path takes), sometimes anything.
+mostly_text = st.one_of(real_words, real_words, st.just(""), st.none(), any_text, text_ish)
+shaped_event = st.fixed_dictionaries(
+    {
+        "metadata": st.fixed_dictionaries({"uid": real_words | any_text}),
+        "involvedObject": st.dictionaries(st.sampled_from(["kind", "name", "namespace", "fieldPath"]), mostly_text),
+    },
+    optional={
+        "reason": mostly_text,
+        "message": mostly_text,
+        "type": mostly_text,
+        "source": st.none() | st.dictionaries(st.sampled_from(["component", "host"]), mostly_text) | junk,
+        "reportingComponent": mostly_text,
+        "count": junk,
+        "series": st.none() | st.dictionaries(st.sampled_from(["count", "lastObservedTime"]), mostly_text | junk),
+        "firstTimestamp": mostly_text,
+        "lastTimestamp": mostly_text,
+        "eventTime": mostly_text,
+    },
+)
+
+
+# Kept across examples: their caches fill with earlier examples' events, which must never
+# decide the record of another event.
+WARM = [EventFormatter(rules=formatter.rules) for formatter in FORMATTERS]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=st.lists(shaped_event, min_size=1, max_size=3))
+def test_warm_formatter_gives_the_records_of_a_fresh_one(events: list[dict[str, Any]]) -> None:
+    for warm, formatter in zip(WARM, FORMATTERS, strict=True):
+        for event in events + events:  # the second round answers from the cache
+            # the careful reader and the rules, with no cache in between, give the truth
+            assert warm.format_event(event) == formatter._build(normalize_event(event))
