@@ -254,13 +254,24 @@ class EventFormatter(LoggingConfigurable):
         if found is not None:
             rule, groups = found
             pure = rule.pure
-            message = self._render(rule, False, groups)
+            if rule.safe_render:  # a %-template: the common case, with no guard to pay for
+                message = rule.render(groups)  # type: ignore[misc]
+                if not message.isascii():
+                    message = clean_str(message)
+            else:
+                message = self._render(rule, False, groups)
             if message:
                 rule_id = rule.id
                 severity = rule.severity
                 phase = rule.phase
                 if rule.hint is not None:
-                    hint = self._render(rule, True, groups) or None
+                    if rule.safe_hint:
+                        hint = rule.render_hint(groups)  # type: ignore[misc]
+                        if not hint.isascii():
+                            hint = clean_str(hint)
+                        hint = hint or None
+                    else:
+                        hint = self._render(rule, True, groups) or None
         if not message:
             # Never an empty line: the event's own words, else what little we know.
             message = raw or reason or "(event without a message)"

@@ -387,41 +387,75 @@ def _assemble(
     )
 
 
-def _plain(value: str | None) -> str:
-    if value is None:
-        return ""
-    if value.isascii():
-        return value
-    return clean_str(value) or ""
-
-
 def fields_from_read(
     key: tuple[Any, ...], name: Any, uid: str, timestamp: str | None, first_timestamp: str | None, count: int
 ) -> Fields | None:
     """``Fields`` from what ``read_event`` returned, without reading the event again.
 
     Gives exactly what ``normalize_event`` gives for that event; None (read it with
-    ``normalize_event``) unless the key and name are plain (str or None).
+    ``normalize_event``) unless the key and name are plain (every value a str or None).
     """
-    if not plain_key(key) or (name is not None and type(name) is not str):
-        return None
     message, type_, reason, kind, namespace, field_path, component, source_component = key
-    # All are str or None here; the common plain-ASCII str is kept as it is, inline.
-    if message is None or not message.isascii():
-        message = _plain(message)
-    if type_ is None or not type_.isascii():
-        type_ = _plain(type_)
-    if reason is None or not reason.isascii():
-        reason = _plain(reason)
-    if kind is None or not kind.isascii():
-        kind = _plain(kind)
-    if name is None or not name.isascii():
-        name = _plain(name)
-    if namespace is None or not namespace.isascii():
-        namespace = _plain(namespace)
-    if field_path is None or not field_path.isascii():
-        field_path = _plain(field_path)
-    component = _plain(component) or _plain(source_component)
+    # Spelled out per value (a loop or a helper call costs more than the checks): None is
+    # "", plain ASCII is kept, other text is cleaned, anything else is not plain.
+    if type(message) is not str:
+        if message is not None:
+            return None
+        message = ""
+    elif not message.isascii():
+        message = clean_str(message) or ""
+    if type(type_) is not str:
+        if type_ is not None:
+            return None
+        type_ = ""
+    elif not type_.isascii():
+        type_ = clean_str(type_) or ""
+    if type(reason) is not str:
+        if reason is not None:
+            return None
+        reason = ""
+    elif not reason.isascii():
+        reason = clean_str(reason) or ""
+    if type(kind) is not str:
+        if kind is not None:
+            return None
+        kind = ""
+    elif not kind.isascii():
+        kind = clean_str(kind) or ""
+    if type(name) is not str:
+        if name is not None:
+            return None
+        name = ""
+    elif not name.isascii():
+        name = clean_str(name) or ""
+    if type(namespace) is not str:
+        if namespace is not None:
+            return None
+        namespace = ""
+    elif not namespace.isascii():
+        namespace = clean_str(namespace) or ""
+    if type(field_path) is not str:
+        if field_path is not None:
+            return None
+        field_path = ""
+    elif not field_path.isascii():
+        field_path = clean_str(field_path) or ""
+    if type(component) is not str:
+        if component is not None:
+            return None
+        component = ""
+    elif not component.isascii():
+        component = clean_str(component) or ""
+    if not component:
+        if type(source_component) is not str:
+            if source_component is not None:
+                return None
+            source_component = ""
+        elif not source_component.isascii():
+            source_component = clean_str(source_component) or ""
+        component = source_component
+    elif source_component is not None:
+        return None  # read_event only reads the source without a component
     return _assemble(uid, timestamp, first_timestamp, count, message, type_ or "Custom", reason, kind, name,
                      namespace, field_path, component)
 

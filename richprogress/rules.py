@@ -75,6 +75,10 @@ class Rule:
     # True when the rule's text is a function of its groups alone (str templates, or callables
     # we wrote): then the formatter may reuse the text it made for an identical event.
     pure: bool = field(default=False, compare=False)
+    # True when render / render_hint is a %-template (see make_renderer): with the checked
+    # groups (all str, every name present) it cannot fail, so it needs no guard.
+    safe_render: bool = field(default=False, compare=False)
+    safe_hint: bool = field(default=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -237,6 +241,8 @@ def compile_rule(raw: Any, origin: str, default_id: str, *, pure_callables: bool
     if description is not None and not isinstance(description, str):
         raise RuleError(f"{where}: description must be a string")
 
+    render = make_renderer(template)
+    render_hint = make_renderer(hint) if hint is not None else None
     return Rule(
         id=rule_id,
         match=tuple(compiled),
@@ -247,10 +253,17 @@ def compile_rule(raw: Any, origin: str, default_id: str, *, pure_callables: bool
         groups=frozen_groups,
         origin=origin,
         ordered_groups=clash,
-        render=make_renderer(template),
-        render_hint=make_renderer(hint) if hint is not None else None,
+        render=render,
+        render_hint=render_hint,
         pure=pure_callables or (isinstance(template, str) and (hint is None or isinstance(hint, str))),
+        safe_render=_is_percent_template(render),
+        safe_hint=_is_percent_template(render_hint),
     )
+
+
+def _is_percent_template(render: Any) -> bool:
+    """True if ``render`` is the bound ``str.__mod__`` that make_renderer makes of a plain template."""
+    return type(getattr(render, "__self__", None)) is str and getattr(render, "__name__", "") == "__mod__"
 
 
 def load_rules(source: Any, *, option: str = "rules", pure_callables: bool = False) -> list[Rule]:
