@@ -22,7 +22,8 @@ Fixtures:
     color_scheme="dark")`` for a user with a chosen name, a hub with another base_url, or a
     browser that prefers dark mode.
 ``images_dir`` (session)
-    ``docs/images/``, where the screenshots for the README go.
+    Where screenshots go: ``test-output/screenshots/`` by default (ignored by git), or
+    ``docs/images/`` (the README's pictures) when ``RICHPROGRESS_UPDATE_DOC_IMAGES=1``.
 ``axe_source`` (session)
     The text of axe-core's ``axe.min.js`` from the repository's node_modules.
 
@@ -176,7 +177,11 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture(scope="session")
 def images_dir() -> Path:
-    path = REPO_ROOT / "docs" / "images"
+    # A test run must not dirty the checkout; refresh the README's pictures on purpose.
+    if os.environ.get("RICHPROGRESS_UPDATE_DOC_IMAGES") == "1":
+        path = REPO_ROOT / "docs" / "images"
+    else:
+        path = REPO_ROOT / "test-output" / "screenshots"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
