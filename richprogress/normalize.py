@@ -221,7 +221,8 @@ def read_event(event: Any) -> tuple[tuple[Any, ...], Any, str, str | None, str |
     ``key`` holds the event's *raw* values of every field that the record's wording depends
     on, except the involved object's ``name`` (returned apart, raw, as the formatter decides
     whether its rules read it). Two events with equal keys get the same wording, because a
-    key only ever stored is one whose values are all ``str`` or None (see ``plain_key``), and
+    key only ever stored is one whose values are all ``str`` or None (``fields_from_read``
+    gives None for any other, and the formatter stores nothing then), and
     nothing JSON can hold is equal to a str or None without being one. The other returned
     values are exactly what ``normalize_event`` would give.
     """
@@ -265,14 +266,6 @@ def read_event(event: Any) -> tuple[tuple[Any, ...], Any, str, str | None, str |
     if type(count) is not int or count < 1:
         count = _count(count, series)
     return key, iget("name"), uid, timestamp, first_timestamp, count
-
-
-def plain_key(key: tuple[Any, ...]) -> bool:
-    """True if every value of a ``read_event`` key is a str or None (so it may be stored)."""
-    for value in key:
-        if value is not None and type(value) is not str:
-            return False
-    return True
 
 
 def _container(field_path: str) -> str | None:
