@@ -46,11 +46,6 @@ def _resource_version(obj: Mapping[str, Any]) -> Any:
     return (obj.get("metadata") or {}).get("resourceVersion")
 
 
-def _resolve(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
-
-
 class Subscription:
     """What one waiter (a spawn's progress pump) has not consumed yet, and a way to wait.
 
@@ -67,10 +62,28 @@ class Subscription:
         # task per wait): waking a reader is one set_result
         self._woken = False
         self._waiter: asyncio.Future[None] | None = None
+        # one timer kept across waits while its deadline still fits (a pump waits with the
+        # same patience deadline after every event; a new timer each time costs a heap
+        # push and a cancelled handle left in the loop's heap)
+        self._timer: asyncio.TimerHandle | None = None
         self.closed = False
+        #: Optional ``handler(source, obj) -> bool``, called by ``push`` in place of queueing
+        #: while the reader is idle (waiting, nothing queued), so a common event costs no
+        #: wake-up of the reader's task. False means "not now": the object is queued.
+        self.handler: Callable[[str, Mapping[str, Any]], bool] | None = None
 
     def push(self, source: str, ref: str, obj: Mapping[str, Any]) -> None:
         """Queue one new or changed object (``source`` tells events from pods)."""
+        handler = self.handler
+        if (
+            handler is not None
+            and self._waiter is not None  # the reader waits: it is not midway through a batch
+            and not self._pending  # and nothing queued would come after this object
+            and not self._woken
+            and not self.closed
+            and handler(source, obj)
+        ):
+            return
         key = (source, ref)
         # move to the end: the reader sees objects in the order of their latest change
         self._pending.pop(key, None)
@@ -90,7 +103,19 @@ class Subscription:
     def close(self) -> None:
         """Tell the reader to finish after draining."""
         self.closed = True
+        self._cancel_timer()
         self._wake()
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _time_up(self) -> None:
+        self._timer = None
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def drain(self) -> list[tuple[str, Mapping[str, Any]]]:
         """Everything pushed since the last drain, as ``(source, object)`` pairs."""
@@ -104,21 +129,29 @@ class Subscription:
         return len(self._pending)
 
     async def wait(self, timeout: float | None = None) -> bool:
-        """Wait until something was pushed (True) or ``timeout`` seconds passed (False)."""
+        """Wait until something was pushed (True) or ``timeout`` seconds passed (False).
+
+        May return False a little early (a kept timer set for an earlier deadline): callers
+        check the clock themselves, as the pump does.
+        """
         if self._woken:
             return True
         if timeout is not None and timeout <= 0:
             return False
         loop = asyncio.get_running_loop()
+        timer = self._timer
+        if timeout is None:
+            self._cancel_timer()
+        elif timer is None or timer.when() > loop.time() + timeout:
+            # no timer, or one that would fire too late: set one for this deadline; a
+            # timer due earlier is kept (an early wake-up only makes the caller look again)
+            if timer is not None:
+                timer.cancel()
+            self._timer = loop.call_later(timeout, self._time_up)
         waiter = self._waiter = loop.create_future()
-        timer = None
-        if timeout is not None:
-            timer = loop.call_later(timeout, _resolve, waiter)
         try:
             await waiter
         finally:
-            if timer is not None:
-                timer.cancel()
             self._waiter = None
         return self._woken
 

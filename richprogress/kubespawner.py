@@ -197,13 +197,19 @@ class StaleEventFilter:
         uid = involved.get("uid")
         if uid and uid in self.old_uids:
             return "hide"
+        if uid and self.new_uid is not None:
+            # the common case once our pod is known: no timestamp to parse
+            return "show" if uid == self.new_uid else "hide"
         first = _first_time(event)
         recent = first is None or first >= self.threshold
         if not uid:
             return "show" if recent else "hide"
-        if self.new_uid is not None:
-            return "show" if uid == self.new_uid else "hide"
         return "hold" if recent else "hide"
+
+    @property
+    def holding(self) -> bool:
+        """Whether events wait for a decision (later events must not overtake them)."""
+        return bool(self._held)
 
     def hold(self, event: Mapping[str, Any]) -> None:
         ref = _event_ref(event)
@@ -524,7 +530,12 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
             self._rp_subscribed.append(pvc_events.index)
 
     async def _rp_add_event(self, timeline: SpawnTimeline, broadcast: _Broadcast, event: Mapping[str, Any]) -> bool:
-        record: EventRecord = await self.event_formatter.format_event_async(event, self)
+        formatter = self._rp_formatter or self.event_formatter
+        if formatter.format_hook is None:
+            # no hook to await: skip the coroutine of format_event_async
+            record: EventRecord = formatter.format_event(event, self)
+        else:
+            record = await formatter.format_event_async(event, self)
         return self._rp_add_record(timeline, broadcast, record)
 
     async def _rp_add_terminations(self, timeline: SpawnTimeline, broadcast: _Broadcast, pod: Mapping[str, Any]) -> bool:
@@ -543,6 +554,23 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
             seen[uid] = (event["count"], event["firstTimestamp"])
             changed |= await self._rp_add_event(timeline, broadcast, event)
         return changed
+
+    def _rp_handle_now(self, timeline: SpawnTimeline, broadcast: _Broadcast, source: str, obj: Mapping[str, Any]) -> bool | None:
+        """An event to show or hide, with no hook to await and nothing held (which must
+        come first), is handled inside the watch update; the rest goes to the pump."""
+        spawn_filter = self._rp_filter
+        if source != "event" or spawn_filter is None or spawn_filter.holding:
+            return None
+        formatter = self._rp_formatter or self.event_formatter
+        if formatter.format_hook is not None:
+            return None
+        spawn_filter.learn(obj)
+        verdict = spawn_filter.classify(obj)
+        if verdict == "hold":
+            return None  # the pump holds it and sets its timer for the release
+        if verdict == "show":
+            return self._rp_add_record(timeline, broadcast, formatter.format_event(obj, self))
+        return False
 
     async def _rp_handle(self, timeline: SpawnTimeline, broadcast: _Broadcast, source: str, obj: Mapping[str, Any]) -> bool:
         spawn_filter = self._rp_filter

@@ -50,21 +50,35 @@ def format_elapsed(seconds: float) -> str:
 
 
 class _Broadcast:
-    """Wakes every reader of one timeline when the pump changed it (no polling)."""
+    """Wakes every reader of one timeline when the pump changed it (no polling).
+
+    A reader notes ``version`` before it reads the timeline and then asks
+    ``waiter(version)`` for a future: None when the timeline changed meanwhile (read
+    again), else one that ``notify`` resolves. One plain future per waiting reader, made
+    only when it waits (cheaper than an ``asyncio.Event`` per change).
+    """
 
     def __init__(self) -> None:
-        self._event = asyncio.Event()
+        self.version = 0
+        self._waiters: list[asyncio.Future[None]] = []
         #: progress reported by the parent spawner's own progress() (plain spawners only)
         self.progress_floor = 0
         #: the largest since_spawn given so far: the clock shown in the timeline never runs back
         self.last_since = 0.0
 
-    def waiter(self) -> asyncio.Event:
-        return self._event
+    def waiter(self, version: int) -> asyncio.Future[None] | None:
+        if version != self.version:
+            return None
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(future)
+        return future
 
     def notify(self) -> None:
-        self._event.set()
-        self._event = asyncio.Event()
+        self.version += 1
+        waiters, self._waiters = self._waiters, []
+        for future in waiters:
+            if not future.done():  # a reader cancelled while waiting
+                future.set_result(None)
 
 
 class RichProgressMixin(LoggingConfigurable):
@@ -313,7 +327,10 @@ class RichProgressMixin(LoggingConfigurable):
         closer: Closer | None = None
         state: dict[str, Any] = {"patience_n": 0, "patience_count": {}}
         try:
+            # compile the rules now (once per hub), not when the spawn's first event arrives
+            self.event_formatter.ruleset  # noqa: B018
             closer = await self._rp_open_feed(timeline, broadcast, sub)
+            sub.handler = self._rp_inline_handler(timeline, broadcast)
             while True:
                 changed = False
                 for source, obj in sub.drain():
@@ -340,6 +357,29 @@ class RichProgressMixin(LoggingConfigurable):
                     await closer()
                 except Exception:
                     self.log.exception("richprogress: closing a progress source failed")
+
+    def _rp_inline_handler(self, timeline: SpawnTimeline, broadcast: _Broadcast) -> Callable[[str, Mapping[str, Any]], bool]:
+        """The ``Subscription.handler`` of a pump: ``_rp_handle_now`` plus the wake-up of
+        readers, never raising into the code that pushed (e.g. a reflector's watch loop)."""
+
+        def handle(source: str, obj: Mapping[str, Any]) -> bool:
+            try:
+                changed = self._rp_handle_now(timeline, broadcast, source, obj)
+            except Exception:
+                self.log.exception("richprogress: could not handle a progress item; skipped")
+                return True
+            if changed is None:
+                return False
+            if changed:
+                broadcast.notify()
+            return True
+
+        return handle
+
+    def _rp_handle_now(self, timeline: SpawnTimeline, broadcast: _Broadcast, source: str, obj: Mapping[str, Any]) -> bool | None:
+        """Handle one pushed item right away, as ``_rp_handle`` would, when that needs no
+        waiting; True/False: handled (timeline changed or not); None: leave it to the pump."""
+        return None
 
     async def _rp_open_feed(self, timeline: SpawnTimeline, broadcast: _Broadcast, sub: Subscription) -> Closer | None:
         """Start what pushes items into ``sub``; return its clean-up.
@@ -492,7 +532,7 @@ class RichProgressMixin(LoggingConfigurable):
         sent: dict[str, EventRecord] = {}
         progress = 0
         while True:
-            waiter = broadcast.waiter()
+            version = broadcast.version
             for record in timeline.records():
                 if sent.get(record["id"]) is record:
                     continue
@@ -504,4 +544,6 @@ class RichProgressMixin(LoggingConfigurable):
                 yield self._rp_event(record, min(progress, 99))
             if timeline.outcome != "pending":
                 return
-            await waiter.wait()
+            waiter = broadcast.waiter(version)
+            if waiter is not None:
+                await waiter

@@ -554,3 +554,47 @@ def test_stale_event_filter_learns_old_pods_and_releases_held_events():
     spawn_filter.saw_pod({"metadata": {"uid": "new", "creationTimestamp": "2026-11-29T22:00:11Z"}})
     assert spawn_filter.new_uid == "new"
     assert [e["metadata"]["uid"] for e in spawn_filter.release()] == ["e9"]
+
+
+async def test_subscription_hands_objects_to_an_idle_reader_and_queues_the_rest():
+    """An idle reader (waiting, nothing queued) takes a pushed object at once through its
+    handler; while it is busy, or when the handler declines, objects queue in order."""
+    from richprogress.event_index import Subscription
+
+    sub = Subscription()
+    handled: list[str] = []
+    sub.handler = lambda source, obj: obj["name"] != "declined" and not handled.append(obj["name"])
+    sub.push("event", "a", {"name": "a"})  # nobody waits yet: queued
+    assert handled == [] and len(sub) == 1
+    assert await sub.wait(0.1) is True
+    assert [obj["name"] for _s, obj in sub.drain()] == ["a"]
+
+    reader = asyncio.ensure_future(sub.wait(5))
+    await asyncio.sleep(0)  # the reader now waits
+    sub.push("event", "b", {"name": "b"})
+    assert handled == ["b"] and len(sub) == 0 and not reader.done()
+    sub.push("event", "c", {"name": "declined"})  # declined: queued, the reader wakes
+    sub.push("event", "d", {"name": "d"})  # something is queued: d must come after it
+    assert await reader is True
+    assert handled == ["b"]
+    assert [obj["name"] for _s, obj in sub.drain()] == ["declined", "d"]
+    sub.close()
+
+
+async def test_subscription_wait_times_out_and_keeps_one_timer():
+    from richprogress.event_index import Subscription
+
+    sub = Subscription()
+    assert await sub.wait(0.01) is False  # timed out, nothing pushed
+    assert await sub.wait(0) is False
+    reader = asyncio.ensure_future(sub.wait(30))
+    await asyncio.sleep(0)
+    timer = sub._timer
+    sub.push("event", "a", {})
+    assert await reader is True
+    sub.drain()
+    reader = asyncio.ensure_future(sub.wait(30))  # the same far deadline: the timer is kept
+    await asyncio.sleep(0)
+    assert sub._timer is timer
+    sub.close()
+    assert await reader is True and sub._timer is None
