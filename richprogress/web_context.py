@@ -258,9 +258,17 @@ def failure_view(
 
 
 def pending_data(
-    spawner: Any, user_name: str, *, hub_base_url: str, progress_url: str
+    spawner: Any,
+    user_name: str,
+    *,
+    hub_base_url: str,
+    progress_url: str,
+    viewer_name: str | None = None,
 ) -> dict[str, Any]:
-    """The pending page's data for ``static/richprogress.js`` (rendered with ``|tojson``)."""
+    """The pending page's data for ``static/richprogress.js`` (rendered with ``|tojson``).
+
+    ``viewer_name`` is the logged-in user: the page says "your server" only to the owner.
+    """
     server_name = getattr(spawner, "name", "") or ""
     timeline: SpawnTimeline | None = getattr(spawner, "spawn_timeline", None)
     pending = timeline is not None and timeline.outcome == "pending"
@@ -268,6 +276,7 @@ def pending_data(
         "page": "pending",
         "userName": user_name,
         "serverName": server_name,
+        "viewerIsOwner": viewer_name is not None and viewer_name == user_name,
         "progressUrl": progress_url,
         "stopUrl": server_api_path(hub_base_url, user_name, server_name),
         "timelineUrl": timeline_api_path(hub_base_url, user_name, server_name),
@@ -300,7 +309,11 @@ class TemplateHelpers:
         self, spawner: Any, user: Any, hub_base_url: str, progress_url: str
     ) -> dict[str, Any]:
         return pending_data(
-            spawner, user.name, hub_base_url=hub_base_url, progress_url=progress_url
+            spawner,
+            user.name,
+            hub_base_url=hub_base_url,
+            progress_url=progress_url,
+            viewer_name=self.viewer_name,
         )
 
     def failure_view(

@@ -319,7 +319,8 @@ class PendingPage {
     const cleaned = message.replace(/^(\s*spawn failed\s*:?\s*)+/i, "");
     this.bar.classList.add("bg-danger");
     this.step.textContent = `Stopped at: ${this.step.textContent}`;
-    document.getElementById("rp-title").textContent = "Your server could not start";
+    const whose = this.data.viewerIsOwner ? "Your server" : `The server of ${this.data.userName}`;
+    document.getElementById("rp-title").textContent = `${whose} could not start`;
     document.getElementById("rp-lead").hidden = true;
     // JupyterHub's own text ("Spawn failed: ", often empty); the alert says it better.
     this.message.textContent = "";
@@ -328,7 +329,7 @@ class PendingPage {
     const box = document.getElementById("rp-failure");
     const summary = document.getElementById("rp-failure-summary");
     const hint = document.getElementById("rp-failure-hint");
-    summary.textContent = cleaned || "Your server could not start.";
+    summary.textContent = cleaned || `${whose} could not start.`;
     box.hidden = false;
     document.getElementById("progress-details").open = true;
     // The hub's diagnosis reads better than the exception text (which may be empty).

@@ -392,13 +392,40 @@ def test_hand_wiring_without_the_template_variable_falls_back_to_stock(template:
 # -- the pending page ---------------------------------------------------------------------
 
 
-def pending_page(user_name: str, server_name: str, tl: SpawnTimeline | None) -> tuple[Node, dict[str, Any]]:
+def pending_page(
+    user_name: str, server_name: str, tl: SpawnTimeline | None, *, viewer: str | None = OWNER
+) -> tuple[Node, dict[str, Any]]:
+    """The pending page of ``user_name``'s server as ``viewer`` sees it (by default its owner)."""
     spawner = SimpleNamespace(name=server_name, spawn_timeline=tl)
     user = make_user(user_name, {server_name: spawner})
     progress_url = f"{HUB}api/users/{user.escaped_name}/servers/{quote(server_name)}/progress?_xsrf=x"
-    doc = render("spawn_pending.html", user=user, spawner=spawner, progress_url=progress_url)
+    doc = render(
+        "spawn_pending.html",
+        viewer=user_name if viewer == OWNER else viewer,
+        user=user,
+        spawner=spawner,
+        progress_url=progress_url,
+    )
     data = json.loads(doc.by_id("richprogress-data").text())
     return doc, data
+
+
+@pytest.mark.parametrize(
+    ("viewer", "title", "clock_label", "is_owner"),
+    [
+        pytest.param(OWNER, "Starting your server", "Elapsed since you clicked Start", True, id="owner"),
+        pytest.param("admin", "Starting the server of alice", "Elapsed since the start request", False, id="admin"),
+        pytest.param(None, "Starting the server of alice", "Elapsed since the start request", False, id="viewer-unknown"),
+    ],
+)
+def test_pending_page_says_your_server_only_to_its_owner(
+    viewer: str | None, title: str, clock_label: str, is_owner: bool
+) -> None:
+    doc, data = pending_page("alice", "", timeline([], outcome="pending"), viewer=viewer)
+    assert " ".join(doc.by_id("rp-title").text().split()) == title
+    assert doc.by_id("rp-elapsed-label").text().strip() == clock_label
+    # the live failure heading (static/richprogress.js) reads the same flag
+    assert data["viewerIsOwner"] is is_owner
 
 
 def test_pending_page_keeps_the_stock_dom_contract() -> None:
