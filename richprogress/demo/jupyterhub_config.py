@@ -117,7 +117,7 @@ c.KubeSpawner.profile_list = [
     _scenario(
         "no-node-fits",
         "No node fits",
-        "The server asks for more memory than any node has: it is never scheduled.",
+        "The server asks for a machine type no node or node group has: it is never scheduled.",
     ),
     _scenario(
         "volume-provisioning",
