@@ -53,6 +53,7 @@ export const PHASES = [
 // -- end of vocabulary ------------------------------------------------------------------
 
 const PHASE_LABELS = new Map(PHASES.map(([name, label]) => [name, label]));
+const PHASE_ORDER = new Map(PHASES.map(([name], index) => [name, index]));
 
 /**
  * The involved object of an event.
@@ -198,6 +199,7 @@ class PendingPage {
     this.srProgress = document.getElementById("sr-progress");
     this.message = document.getElementById("progress-message");
     this.step = document.getElementById("rp-step");
+    this.stepOrder = -1;
     this.elapsed = document.getElementById("rp-elapsed");
     this.eventCount = document.getElementById("rp-event-count");
     this.progress = 0;
@@ -246,8 +248,20 @@ class PendingPage {
     fillRow(row, record, this.data.started);
     const n = this.rows.size;
     this.eventCount.textContent = `(${n} event${n === 1 ? "" : "s"})`;
-    const label = record.phase && PHASE_LABELS.get(record.phase);
-    if (label && this.step.textContent !== label) this.step.textContent = label;
+    this.advanceStep(record.phase);
+  }
+
+  /**
+   * Show the furthest step reached. Like the progress bar it never goes back: a repeated
+   * FailedScheduling after a scale-up began does not mean the scale-up stopped.
+   * @param {?string} phase
+   */
+  advanceStep(phase) {
+    const order = phase ? PHASE_ORDER.get(phase) : undefined;
+    if (order === undefined || order < this.stepOrder) return;
+    this.stepOrder = order;
+    const label = PHASE_LABELS.get(phase);
+    if (this.step.textContent !== label) this.step.textContent = label;
   }
 
   /** A message without a record (a stock spawner, or the hub's own): keyed by its text. */

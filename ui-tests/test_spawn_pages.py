@@ -89,6 +89,11 @@ def test_scale_up_clock_advances_and_repeats_fold(hub_page, images_dir) -> None:
         ids = _record_ids(hub_page)
         assert ids.count(record_id) <= 1
         assert len(ids) == len(set(ids)), f"duplicate rows: {ids}"
+        # FailedScheduling kept repeating after the scale-up began: the step shown must not
+        # fall back to "Finding a machine" (it only moves forward, like the progress bar)
+        step = page.locator("#rp-step").inner_text()
+        if "/spawn-pending/" in page.url:
+            assert step not in ("Finding a machine to run it", "Requesting a server"), step
     hub_page.page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"))
 
 
