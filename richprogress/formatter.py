@@ -9,6 +9,8 @@ nothing of JupyterHub or Kubernetes clients; the spawner and the CLI both use it
 from __future__ import annotations
 
 import inspect
+import json
+import math
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -27,7 +29,7 @@ from .normalize import (
     normalize_message,
     read_event,
 )
-from .records import EventRecord
+from .records import PHASE_PROGRESS, SEVERITIES, EventRecord
 from .rules import Rule, RuleError, RuleSet, load_rules
 
 _default_rules_cache: list[Rule] | None = None
@@ -45,6 +47,51 @@ def default_rules() -> list[Rule]:
         # Our callables depend on their groups alone, so their text may be reused.
         _default_rules_cache = load_rules(DEFAULT_RULES, option="default rules", pure_callables=True)
     return _default_rules_cache
+
+
+_OBJECT_PARTS = ("kind", "name", "container", "field_path")
+
+
+def _optional_str(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _json_data(value: Any) -> bool:
+    try:
+        # allow_nan=False: the browser's JSON.parse rejects NaN, and the event with it
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _fits(key: Any, value: Any) -> bool:
+    """Whether a hook's ``value`` for ``key`` keeps the record's contract (DESIGN.md 1)."""
+    if not isinstance(key, str):
+        return False
+    if key == "id":
+        return isinstance(value, str) and bool(value)
+    if key in ("type", "message", "raw_message"):
+        return isinstance(value, str)
+    if key in ("timestamp", "first_timestamp", "reason", "component", "rule", "hint"):
+        return _optional_str(value)
+    if key == "severity":
+        return value in SEVERITIES
+    if key == "phase":
+        return value is None or (isinstance(value, str) and value in PHASE_PROGRESS)
+    if key == "count":
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    if key == "since_spawn":
+        return value is None or (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        )
+    if key == "object":
+        return (
+            isinstance(value, Mapping)
+            and all(_optional_str(value.get(part)) for part in _OBJECT_PARTS)
+            and _json_data(dict(value))
+        )
+    return _json_data(value)
 
 
 class EventFormatter(LoggingConfigurable):
@@ -389,7 +436,26 @@ class EventFormatter(LoggingConfigurable):
             return record
         if isinstance(result, Mapping) and isinstance(result.get("message"), str):
             merged = dict(record)
-            merged.update(result)
+            odd: list[str] = []
+            for key, value in result.items():
+                if _fits(key, value):
+                    # an object missing some parts still carries all four (contract 1)
+                    merged[key] = (
+                        {**dict.fromkeys(_OBJECT_PARTS), **value} if key == "object" else value
+                    )
+                else:
+                    odd.append(str(key))
+            if odd:
+                # The pages, the SSE stream and the JSON endpoint render these keys; a value
+                # of another type would break them (or the stream's JSON) for every viewer.
+                self._log_once(
+                    ("hook-keys", id(hook), record["rule"], tuple(odd)),
+                    "richprogress: format_hook returned values of the wrong type for %s "
+                    "(rule %s); keeping the default record's values for those keys",
+                    ", ".join(odd),
+                    record["rule"],
+                    exc_info=False,
+                )
             return cast(EventRecord, merged)
         self._log_once(
             ("hook-type", id(hook), record["rule"]),

@@ -375,3 +375,52 @@ def test_record_cache_is_bounded() -> None:
     long = _variant(PULL_FAILED, message="Failed " + "x" * 5000)
     formatter.format_event(long)
     assert long["message"] not in {key[0] for key in formatter._records}
+
+
+# A hook's odd values never reach the pages: each contract key keeps the default record's
+# value unless the hook gave one of the contract's type; extra keys must be JSON data.
+ODD_HOOK_RESULTS = [
+    pytest.param({"count": "3"}, "count", id="count-as-text"),
+    pytest.param({"count": 0}, "count", id="count-zero"),
+    pytest.param({"count": True}, "count", id="count-bool"),
+    pytest.param({"object": "Pod jupyter-alice"}, "object", id="object-as-text"),
+    pytest.param({"object": {"kind": 5, "name": "x"}}, "object", id="object-kind-number"),
+    pytest.param({"severity": "fatal"}, "severity", id="severity-unknown"),
+    pytest.param({"id": None}, "id", id="id-none"),
+    pytest.param({"id": ""}, "id", id="id-empty"),
+    pytest.param({"reason": 404}, "reason", id="reason-number"),
+    pytest.param({"timestamp": 1700000000}, "timestamp", id="timestamp-number"),
+    pytest.param({"hint": {"text": "x"}}, "hint", id="hint-dict"),
+    pytest.param({"phase": ["image"]}, "phase", id="phase-list"),
+    pytest.param({"phase": "compiling"}, "phase", id="phase-unknown"),
+    pytest.param({"raw_message": None}, "raw_message", id="raw-message-none"),
+    pytest.param({"docs": {1, 2}}, "docs", id="extra-key-a-set"),
+]
+
+
+@pytest.mark.parametrize(("odd", "key"), ODD_HOOK_RESULTS)
+def test_hook_odd_values_keep_the_default_and_the_failure_page_renders(
+    odd: dict[str, Any], key: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from richprogress.timeline import SpawnTimeline
+    from richprogress.web_context import failure_view, timeline_payload
+
+    default = EventFormatter().format_event(PULL_FAILED)
+    with caplog.at_level(logging.WARNING):
+        record = EventFormatter(format_hook=lambda s, e, r: {**r, "message": "mine", **odd}).format_event(
+            PULL_FAILED
+        )
+    assert record["message"] == "mine"
+    assert record.get(key) == default.get(key)
+    assert any("format_hook" in r.getMessage() and key in r.getMessage() for r in caplog.records)
+    timeline = SpawnTimeline()
+    timeline.add(record)
+    timeline.finish("failed", "")
+    view = failure_view("alice", "", timeline)
+    assert view is not None and view.rows[0]["message"] == "mine"
+    json.dumps(timeline_payload(timeline))
+
+
+def test_hook_object_with_some_parts_still_carries_all_four() -> None:
+    record = EventFormatter(format_hook=lambda s, e, r: {**r, "object": {"kind": "Pod"}}).format_event(PULL_FAILED)
+    assert record["object"] == {"kind": "Pod", "name": None, "container": None, "field_path": None}
