@@ -62,6 +62,17 @@ def _kind_of(value: Any) -> str:
     return "an object"
 
 
+class _TooDeep(Exception):
+    """JSON nested deeper than Python's recursion limit (json.loads raises RecursionError)."""
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise _TooDeep from None
+
+
 def _is_event(value: Any) -> bool:
     return isinstance(value, dict) and (
         value.get("kind") == "Event" or "involvedObject" in value or "regarding" in value
@@ -76,7 +87,9 @@ def parse_events(text: str) -> list[dict[str, Any]]:
     if not text.strip():
         raise InputError("the input is empty; expected events as JSON")
     try:
-        document = json.loads(text)
+        document = _loads(text)
+    except _TooDeep:
+        raise InputError("the input is nested too deeply to be events") from None
     except json.JSONDecodeError as whole_error:
         lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
         if len(lines) < 2:
@@ -87,7 +100,9 @@ def parse_events(text: str) -> list[dict[str, Any]]:
         items: list[Any] = []
         for number, line in lines:
             try:
-                items.append(json.loads(line))
+                items.append(_loads(line))
+            except _TooDeep:
+                raise InputError(f"line {number} is nested too deeply to be an event") from None
             except json.JSONDecodeError as line_error:
                 raise InputError(
                     f"line {number} is not JSON ({line_error.msg} at column {line_error.colno}); "
@@ -152,7 +167,9 @@ def _load_rules_file(path: str) -> Any:
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"--rules {path}: cannot read ({error})") from None
     try:
-        rules = json.loads(text)
+        rules = _loads(text)
+    except _TooDeep:
+        raise InputError(f"--rules {path}: nested too deeply to be rules") from None
     except json.JSONDecodeError as error:
         raise InputError(
             f"--rules {path}: not JSON ({error.msg} at line {error.lineno} column {error.colno})"

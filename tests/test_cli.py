@@ -251,11 +251,16 @@ BAD_INPUTS = [
     pytest.param([], b'{"reason": "A"}\n{"reason": \n', "line 2 is not JSON", id="bad-json-line"),
     pytest.param([], b'{"reason": "A"}\n\n[1]\n', "line 3 is an array", id="json-line-not-object"),
     pytest.param([], b'["\xff\xfe"]', "not UTF-8", id="not-utf8"),
+    pytest.param([], b"[" * 100_000 + b"]" * 100_000, "nested too deeply", id="nested-too-deeply"),
+    pytest.param(
+        [], b'{"reason": "A"}\n' + b"[" * 100_000 + b"\n", "nested too deeply", id="json-line-too-deep"
+    ),
     pytest.param(["/nonexistent/events.json"], None, "no such file", id="missing-file"),
     pytest.param(["/"], None, "is a directory", id="directory"),
     pytest.param(["--rules", "/nonexistent/rules.json"], b"[]", "no such file", id="rules-missing"),
     pytest.param(["--rules", "{tmp}/bad.json"], b"[]", "not JSON", id="rules-not-json"),
     pytest.param(["--rules", "{tmp}/number.json"], b"[]", "a number", id="rules-not-list"),
+    pytest.param(["--rules", "{tmp}/deep.json"], b"[]", "nested too deeply", id="rules-nested-too-deeply"),
     pytest.param(
         ["--rules", "{tmp}/bad-regex.json"], None, "slow-pull", id="rules-bad-regex-named"
     ),
@@ -270,6 +275,7 @@ BAD_INPUTS = [
 RULE_FILES = {
     "bad.json": "[{",
     "number.json": "3",
+    "deep.json": "[" * 100_000 + "]" * 100_000,
     "bad-regex.json": json.dumps(
         [{"id": "slow-pull", "match": {"reason": "Pull(ing"}, "template": "x"}]
     ),
