@@ -7,6 +7,7 @@ timeline's text endpoint). Plain text only: no HTML, and ANSI colors only when a
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -77,9 +78,16 @@ def format_object(record: Mapping[str, Any]) -> str:
     return text
 
 
+# C0 controls (whitespace ones are folded to spaces first), DEL and C1 controls: event text
+# comes from whoever wrote the pod spec, and these would drive the reader's terminal (set its
+# title, clear it, move the cursor over earlier rows), as kubectl's CVE-2021-25743 did.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def _one_line(text: Any) -> str:
     # A sentence spanning lines would break the columns (and could fake a row).
-    return " ".join(str(text or "").split())
+    line = " ".join(str(text or "").split())
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line)
 
 
 def _paint(text: str, style: str | None, color: bool) -> str:

@@ -383,3 +383,30 @@ def test_no_input_on_a_terminal_says_so_instead_of_waiting() -> None:
     assert result.returncode == 2
     assert result.stderr.startswith("richprogress explain: no input")
     assert result.stderr.count("\n") == 1
+
+
+# Event text is written by whoever controls the pod spec (e.g. a typed image name, which
+# kubelet quotes in InspectFailed): it must not drive the admin's terminal.
+TERMINAL_ESCAPES = [
+    pytest.param("\x1b]0;owned\x07", id="osc-window-title"),
+    pytest.param("\x1b[2J\x1b[H", id="csi-clear-screen"),
+    pytest.param("\x9b31m", id="c1-csi"),
+    pytest.param("\x08\x08\x08ok", id="backspaces"),
+]
+
+
+@pytest.mark.parametrize("escape", TERMINAL_ESCAPES)
+def test_timeline_shows_control_characters_instead_of_sending_them(escape: str) -> None:
+    event = {
+        "kind": "Event",
+        "type": "Warning",
+        "reason": "InspectFailed",
+        "involvedObject": {"kind": "Pod", "name": "jupyter-x" + escape},
+        "message": f'Failed to apply default image tag "evil{escape}": invalid reference format',
+        "lastTimestamp": "2026-11-29T21:33:30Z",
+    }
+    result = explain("--color", "never", stdin=json.dumps(event).encode())
+    assert result.returncode == 0, result.stderr
+    assert "is not a valid image name" in result.stdout
+    assert not any(ch in result.stdout for ch in escape if not ch.isprintable())
+    assert "\\x" in result.stdout  # shown, escaped, so the admin sees something was there
