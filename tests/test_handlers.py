@@ -368,6 +368,24 @@ def test_static_file_missing_is_404(running_hub: Hub) -> None:
     assert r.status_code == 404
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("../../pyproject.toml", id="dot-dot"),
+        pytest.param("..%2f..%2fpyproject.toml", id="encoded-slash"),
+        pytest.param("%2e%2e/%2e%2e/pyproject.toml", id="encoded-dots"),
+        pytest.param("%2fetc%2fpasswd", id="encoded-absolute"),
+        pytest.param("richprogress.js%00.css", id="nul-byte"),
+    ],
+)
+def test_static_files_stay_inside_static(running_hub: Hub, path: str) -> None:
+    # The proxy or the client may normalize "../" first (404), tornado refuses the rest (403);
+    # never the file, and never a 500 with a traceback in the hub log.
+    r = requests.get(running_hub.url + "hub/richprogress/static/" + path, timeout=10)
+    assert r.status_code in (403, 404)
+    assert "[build-system]" not in r.text and "root:" not in r.text
+
+
 # -- the failure page, rendered by the real hub -----------------------------------------------
 
 
