@@ -38,7 +38,8 @@ BASE_URL = "/prefix/"
 HOSTILE = "<img src=x onerror=alert(1)>"
 #: a user name holding every character HTML and JS care about
 ODD_USER = "a<'&\">b"
-USERS = ["alice", "bob", "admin", ODD_USER]
+#: reader holds read:servers on alice's servers only; visitor only access:servers on them
+USERS = ["alice", "bob", "admin", ODD_USER, "reader", "visitor"]
 
 # The generated jupyterhub_config.py. PORTS and PATHS are filled in by the fixture.
 CONFIG = textwrap.dedent(
@@ -128,6 +129,10 @@ CONFIG = textwrap.dedent(
     c.JupyterHub.spawner_class = TimelineTestSpawner
     c.JupyterHub.tornado_settings = {{"slow_spawn_timeout": 0}}
     c.JupyterHub.api_tokens = {tokens!r}
+    c.JupyterHub.load_roles = [
+        {{"name": "alice-reader", "scopes": ["read:servers!user=alice"], "users": ["reader"]}},
+        {{"name": "alice-visitor", "scopes": ["access:servers!user=alice"], "users": ["visitor"]}},
+    ]
     c.JupyterHub.cleanup_servers = True
     richprogress.setup(c)
     richprogress.setup(c)  # twice: must change nothing
@@ -300,6 +305,11 @@ AUTH_TABLE = [
     pytest.param("admin", "nobody", "", 404, id="unknown-user"),
     pytest.param("alice", "alice", "nosuch", 404, id="unknown-server"),
     pytest.param("bob", "bob", "", 404, id="never-started-no-timeline"),
+    pytest.param("reader", "alice", "", 200, id="read-servers-on-owner-reads"),
+    pytest.param("reader", "alice", "gpu", 200, id="read-servers-on-owner-reads-named"),
+    pytest.param("reader", ODD_USER, "", 404, id="read-servers-on-someone-else-gets-404"),
+    pytest.param("visitor", "alice", "", 404, id="access-servers-is-not-read-access"),
+    pytest.param("visitor", "alice", "gpu", 404, id="access-servers-is-not-read-access-named"),
 ]
 
 
