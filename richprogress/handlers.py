@@ -79,6 +79,9 @@ class TimelineAPIHandler(APIHandler):
         if timeline is None:
             raise web.HTTPError(404, "No spawn timeline for this server")
         self.set_header("Cache-Control", "no-cache")
+        # Both forms quote event text (an image name may hold "<img onerror=...>"): a browser
+        # must never sniff them as HTML.
+        self.set_header("X-Content-Type-Options", "nosniff")
         fmt = self.get_argument("format", self.default_format)
         if fmt == "text":
             self.set_header("Content-Type", "text/plain; charset=utf-8")

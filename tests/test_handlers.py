@@ -344,6 +344,9 @@ def test_timeline_text_report(failed_spawns: Hub, suffix: str, params: dict[str,
     r = failed_spawns.api(timeline_path("alice", "gpu", suffix), "alice", **params)
     assert r.status_code == 200
     assert r.headers["Content-Type"].startswith("text/plain")
+    # the report quotes event text (an image name with <img onerror>): never sniffed as HTML
+    assert HOSTILE in r.text
+    assert r.headers.get("X-Content-Type-Options") == "nosniff"
     assert "User:" in r.text and "alice" in r.text
     assert "gpu" in r.text
     assert "does not exist" in r.text
