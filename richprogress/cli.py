@@ -8,6 +8,8 @@ Kubernetes client import, so it works on an admin's laptop next to ``kubectl``.
 from __future__ import annotations
 
 import argparse
+import codecs
+import io
 import json
 import os
 import sys
@@ -202,6 +204,11 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _writes_utf8(stream: TextIO) -> bool:
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    return codecs.lookup(encoding).name.startswith("utf")
+
+
 def _use_color(stream: TextIO, choice: str) -> bool:
     if choice != "auto":
         return choice == "always"
@@ -222,12 +229,14 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
     events = parse_events(_read_input(args.file))
     formatter = _make_formatter(rules)
     records: list[EventRecord] = [formatter.format_event(event) for event in events]
+    # JSON keeps every name exact in any output encoding: \u escapes unless it is UTF-8.
+    ascii_only = not _writes_utf8(out)
     if args.json:
         for record in records:
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            out.write(json.dumps(record, ensure_ascii=ascii_only) + "\n")
         return 0
     if args.diagnose:
-        out.write(json.dumps(dict(diagnose(records)), ensure_ascii=False) + "\n")
+        out.write(json.dumps(dict(diagnose(records)), ensure_ascii=ascii_only) + "\n")
         return 0
     # kubectl lists events by name, not by time: read them in the order they happened.
     ordered = time_order(records, first=True)
@@ -301,6 +310,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command != "explain":
         parser.print_help(sys.stderr)
         return 2
+    # A Windows redirect (cp1252) or an old locale cannot encode every pod or image name:
+    # show those characters as escapes rather than stop with a traceback.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         return explain(args, sys.stdout)
     except InputError as error:

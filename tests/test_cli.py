@@ -410,3 +410,33 @@ def test_timeline_shows_control_characters_instead_of_sending_them(escape: str) 
     assert "is not a valid image name" in result.stdout
     assert not any(ch in result.stdout for ch in escape if not ch.isprintable())
     assert "\\x" in result.stdout  # shown, escaped, so the admin sees something was there
+
+
+# An admin's terminal or file may not be UTF-8 (Windows redirects in cp1252, an old
+# ISO-8859-1 locale): names and messages outside it must not end in a traceback.
+NON_ASCII_EVENT = {
+    "kind": "Event",
+    "type": "Warning",
+    "reason": "Failed",
+    "message": 'Failed to pull image "quay.io/x/\u65e5\u672c:1": not found',
+    "involvedObject": {"kind": "Pod", "name": "jupyter-zo\u00eb"},
+}
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+@pytest.mark.parametrize("mode", [[], ["--json"], ["--diagnose"]], ids=["timeline", "json", "diagnose"])
+def test_output_in_a_non_utf8_encoding(encoding: str, mode: list[str]) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "richprogress.cli", "explain", *mode],
+        input=json.dumps(NON_ASCII_EVENT).encode(),
+        capture_output=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "PYTHONIOENCODING": encoding},
+    )
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    text = result.stdout.decode(encoding)
+    if mode:
+        # still JSON, and it reads back to the same names
+        assert "\u65e5\u672c" in json.loads(text.splitlines()[0])["summary" if mode == ["--diagnose"] else "raw_message"]
+    else:
+        assert "jupyter-zo" in text and "quay.io/x/" in text
