@@ -156,6 +156,9 @@ def _read_input(source: str) -> str:
             raise InputError(f"{source}: cannot read ({error.strerror})") from None
         name = source
     try:
+        if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            # what Windows PowerShell 5.1's `kubectl ... > events.json` writes
+            return data.decode("utf-16")
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"{name}: not UTF-8 text (byte {error.start})") from None

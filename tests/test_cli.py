@@ -440,3 +440,13 @@ def test_output_in_a_non_utf8_encoding(encoding: str, mode: list[str]) -> None:
         assert "\u65e5\u672c" in json.loads(text.splitlines()[0])["summary" if mode == ["--diagnose"] else "raw_message"]
     else:
         assert "jupyter-zo" in text and "quay.io/x/" in text
+
+
+def test_utf16_file_from_windows_powershell_is_read(tmp_path: Path) -> None:
+    # Windows PowerShell 5.1's `kubectl get events -o json > events.json` writes UTF-16 LE
+    # with a byte order mark.
+    path = tmp_path / "events.json"
+    path.write_bytes(json.dumps({"kind": "List", "items": [NON_ASCII_EVENT]}).encode("utf-16"))
+    result = explain("--json", path)
+    assert result.returncode == 0, result.stderr
+    assert json_lines(result.stdout)[0]["object"]["name"] == "jupyter-zo\u00eb"
