@@ -12,6 +12,7 @@ import codecs
 import io
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -207,6 +208,16 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+# JSON escapes C0 controls itself, not DEL and C1 (U+0080-U+009F, e.g. CSI): event text
+# comes from whoever wrote the pod spec and must not drive the reader's terminal.
+_C1 = re.compile(r"[\x7f-\x9f]")
+
+
+def _json_line(value: Any, ascii_only: bool) -> str:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+
+
 def _writes_utf8(stream: TextIO) -> bool:
     encoding = getattr(stream, "encoding", None) or "utf-8"
     return codecs.lookup(encoding).name.startswith("utf")
@@ -236,10 +247,10 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
     ascii_only = not _writes_utf8(out)
     if args.json:
         for record in records:
-            out.write(json.dumps(record, ensure_ascii=ascii_only) + "\n")
+            out.write(_json_line(record, ascii_only))
         return 0
     if args.diagnose:
-        out.write(json.dumps(dict(diagnose(records)), ensure_ascii=ascii_only) + "\n")
+        out.write(_json_line(dict(diagnose(records)), ascii_only))
         return 0
     # kubectl lists events by name, not by time: read them in the order they happened.
     ordered = time_order(records, first=True)

@@ -450,3 +450,16 @@ def test_utf16_file_from_windows_powershell_is_read(tmp_path: Path) -> None:
     result = explain("--json", path)
     assert result.returncode == 0, result.stderr
     assert json_lines(result.stdout)[0]["object"]["name"] == "jupyter-zo\u00eb"
+
+
+@pytest.mark.parametrize("mode", ["--json", "--diagnose"])
+def test_json_output_escapes_c1_controls(mode: str) -> None:
+    # JSON escapes C0 controls itself; C1 (here CSI, U+009B) would reach the terminal raw.
+    event = dict(NON_ASCII_EVENT, message='Failed to pull image "evil\x9b2J": not found')
+    result = explain(mode, stdin=json.dumps(event).encode())
+    assert result.returncode == 0, result.stderr
+    assert "\x9b" not in result.stdout
+    assert "\\u009b" in result.stdout
+    parsed = json.loads(result.stdout.splitlines()[0])  # still JSON, text kept exact
+    if mode == "--json":
+        assert parsed["raw_message"] == event["message"]
