@@ -101,7 +101,8 @@ class SpawnTimeline:
                 self._records.popitem(last=False)
                 self.dropped += 1
         phase = stored.get("phase")
-        if phase in PHASE_PROGRESS:
+        # A hook may put anything here; only a known phase name moves the progress.
+        if isinstance(phase, str) and phase in PHASE_PROGRESS:
             self._progress = max(self._progress, PHASE_PROGRESS[phase])
         return stored, True
 
