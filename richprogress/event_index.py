@@ -15,6 +15,9 @@ structures and asyncio, testable alone.
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -46,6 +49,103 @@ def _resource_version(obj: Mapping[str, Any]) -> Any:
     return (obj.get("metadata") or {}).get("resourceVersion")
 
 
+class _Deadline:
+    """One subscription's entry in a ``_PatienceClock`` (``sub`` None once cancelled)."""
+
+    __slots__ = ("when", "sub")
+
+    def __init__(self, when: float, sub: Subscription) -> None:
+        self.when = when
+        self.sub: Subscription | None = sub
+
+    def cancel(self) -> None:
+        self.sub = None
+
+
+class _PatienceClock:
+    """One loop-wide timer for every waiting subscription's deadline.
+
+    Each pump waits with a patience deadline (30 s and more away). One loop timer per pump
+    would put hundreds of entries into the event loop's own timer heap, which every other
+    timer of the hub (each ``asyncio.sleep``, each tornado timeout) then pays for on every
+    push and pop, with a Python-level comparison per step. Here the deadlines sit in our
+    own heap of plain tuples and the loop holds one timer, for the earliest of them.
+    Cancelled entries are dropped lazily (when they come up, or by a rebuild when they
+    outnumber the live ones).
+
+    The clock is kept per loop in a ``WeakKeyDictionary``; it refers to its loop and to its
+    loop timer only weakly, so a closed loop (one per test) is not kept alive by it.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop_ref = weakref.ref(loop)
+        self._heap: list[tuple[float, int, _Deadline]] = []
+        self._seq = itertools.count()
+        self._timer: weakref.ref[asyncio.TimerHandle] | None = None
+        self._timer_when = 0.0
+        self._live = 0
+
+    def belongs_to(self, loop: asyncio.AbstractEventLoop) -> bool:
+        return self._loop_ref() is loop
+
+    def add(self, sub: Subscription, when: float) -> _Deadline:
+        entry = _Deadline(when, sub)
+        heapq.heappush(self._heap, (when, next(self._seq), entry))
+        self._live += 1
+        if len(self._heap) > 64 and len(self._heap) > 2 * self._live:
+            self._heap = [item for item in self._heap if item[2].sub is not None]
+            heapq.heapify(self._heap)
+        if self._timer is None or when < self._timer_when:
+            self._arm(when)
+        return entry
+
+    def cancel(self, entry: _Deadline) -> None:
+        if entry.sub is not None:
+            entry.sub = None
+            self._live -= 1
+            # the loop timer is left as it is: firing early for a cancelled entry only
+            # makes _fire look at the heap and re-arm
+
+    def _arm(self, when: float) -> None:
+        loop = self._loop_ref()
+        if loop is None:
+            return
+        old = self._timer() if self._timer is not None else None
+        if old is not None:
+            old.cancel()
+        self._timer_when = when
+        self._timer = weakref.ref(loop.call_at(when, self._fire))
+
+    def _fire(self) -> None:
+        self._timer = None
+        loop = self._loop_ref()
+        if loop is None:
+            return
+        heap = self._heap
+        # the loop runs a timer up to its clock resolution early; count those as due
+        due_by = loop.time() + float(getattr(loop, "_clock_resolution", 0.0))
+        while heap and (heap[0][2].sub is None or heap[0][0] <= due_by):
+            _when, _seq, entry = heapq.heappop(heap)
+            sub = entry.sub
+            if sub is not None:
+                entry.sub = None
+                self._live -= 1
+                sub._time_up(entry)
+        if heap:
+            self._arm(heap[0][0])
+
+
+_clocks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _PatienceClock] = weakref.WeakKeyDictionary()
+
+
+def _patience_clock(loop: asyncio.AbstractEventLoop) -> _PatienceClock:
+    clock = _clocks.get(loop)
+    if clock is None:
+        clock = _clocks[loop] = _PatienceClock(loop)
+    return clock
+
+
+
 class Subscription:
     """What one waiter (a spawn's progress pump) has not consumed yet, and a way to wait.
 
@@ -62,10 +162,11 @@ class Subscription:
         # task per wait): waking a reader is one set_result
         self._woken = False
         self._waiter: asyncio.Future[None] | None = None
-        # one timer kept across waits while its deadline still fits (a pump waits with the
-        # same patience deadline after every event; a new timer each time costs a heap
-        # push and a cancelled handle left in the loop's heap)
-        self._timer: asyncio.TimerHandle | None = None
+        # one deadline kept across waits while it still fits (a pump waits with the same
+        # patience deadline after every event), in the loop-wide _PatienceClock rather
+        # than as a timer of its own in the event loop's heap
+        self._timer: _Deadline | None = None
+        self._clock: _PatienceClock | None = None
         self.closed = False
         #: Optional ``handler(source, obj) -> bool``, called by ``push`` in place of queueing
         #: while the reader is idle (waiting, nothing queued), so a common event costs no
@@ -108,11 +209,13 @@ class Subscription:
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
-            self._timer.cancel()
+            if self._clock is not None:
+                self._clock.cancel(self._timer)
             self._timer = None
 
-    def _time_up(self) -> None:
-        self._timer = None
+    def _time_up(self, entry: _Deadline) -> None:
+        if self._timer is entry:
+            self._timer = None
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -142,12 +245,16 @@ class Subscription:
         timer = self._timer
         if timeout is None:
             self._cancel_timer()
-        elif timer is None or timer.when() > loop.time() + timeout:
-            # no timer, or one that would fire too late: set one for this deadline; a
-            # timer due earlier is kept (an early wake-up only makes the caller look again)
-            if timer is not None:
-                timer.cancel()
-            self._timer = loop.call_later(timeout, self._time_up)
+        else:
+            deadline = loop.time() + timeout
+            if timer is None or timer.when > deadline:
+                # no deadline, or one that comes too late: set this one; a deadline due
+                # earlier is kept (an early wake-up only makes the caller look again)
+                self._cancel_timer()
+                clock = self._clock
+                if clock is None or not clock.belongs_to(loop):
+                    clock = self._clock = _patience_clock(loop)
+                self._timer = clock.add(self, deadline)
         waiter = self._waiter = loop.create_future()
         try:
             await waiter

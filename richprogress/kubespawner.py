@@ -564,8 +564,21 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         formatter = self._rp_formatter or self.event_formatter
         if formatter.format_hook is not None:
             return None
-        spawn_filter.learn(obj)
-        verdict = spawn_filter.classify(obj)
+        involved = obj.get("involvedObject")
+        new_uid = spawn_filter.new_uid
+        if (
+            new_uid is not None
+            and type(involved) is dict
+            and involved.get("uid") == new_uid
+            and involved.get("kind") == POD
+            and new_uid not in spawn_filter.old_uids
+        ):
+            # the common case once our pod is known: what learn() and classify() would
+            # decide (nothing to learn from our own pod's event; show it), read once
+            verdict = "show"
+        else:
+            spawn_filter.learn(obj)
+            verdict = spawn_filter.classify(obj)
         if verdict == "hold":
             return None  # the pump holds it and sets its timer for the release
         if verdict == "show":

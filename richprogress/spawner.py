@@ -65,6 +65,8 @@ class _Broadcast:
         self.progress_floor = 0
         #: the largest since_spawn given so far: the clock shown in the timeline never runs back
         self.last_since = 0.0
+        #: the last record timestamp parsed for this timeline, and its value
+        self.stamp_cache: tuple[Any, datetime | None] = (None, None)
 
     def waiter(self, version: int) -> asyncio.Future[None] | None:
         if version != self.version:
@@ -439,7 +441,13 @@ class RichProgressMixin(LoggingConfigurable):
         """
         if record.get("since_spawn") is None:
             received = (utcnow() - timeline.started_at).total_seconds()
-            stamp = parse_timestamp(record.get("timestamp"))
+            value = record.get("timestamp")
+            # a spawn's events mostly share a few one-second stamps: parse each once
+            if value is not None and value == broadcast.stamp_cache[0]:
+                stamp = broadcast.stamp_cache[1]
+            else:
+                stamp = parse_timestamp(value)
+                broadcast.stamp_cache = (value, stamp)
             if stamp is None:
                 since = received
             else:

@@ -598,3 +598,23 @@ async def test_subscription_wait_times_out_and_keeps_one_timer():
     assert sub._timer is timer
     sub.close()
     assert await reader is True and sub._timer is None
+
+
+async def test_waiting_subscriptions_share_one_loop_timer_and_each_times_out_on_its_own():
+    from richprogress.event_index import Subscription
+
+    loop = asyncio.get_running_loop()
+    before = len(loop._scheduled)  # CPython's heap of timers: every sleep in the hub pays per entry
+    many = [Subscription() for _ in range(50)]
+    waiting = [asyncio.ensure_future(sub.wait(30 + n)) for n, sub in enumerate(many)]
+    await asyncio.sleep(0)
+    assert len(loop._scheduled) - before == 1
+    soon, later = Subscription(), Subscription()
+    first = asyncio.ensure_future(soon.wait(0.02))
+    second = asyncio.ensure_future(later.wait(0.2))
+    assert await first is False  # timed out, nothing pushed
+    assert not second.done()  # its own, later deadline
+    assert await second is False
+    for sub in many:
+        sub.close()
+    assert await asyncio.gather(*waiting) == [True] * len(many)
