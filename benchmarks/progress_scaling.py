@@ -11,12 +11,28 @@ What is measured, exactly:
   skipped: that code is the same reflector code for both spawners, so it would add the
   same cost to both columns). Each pending spawn gets K new events for its pod, spread
   evenly over the measuring window.
-- ``cpu/wall``: process CPU seconds divided by wall seconds over the window. Everything
-  in the process counts: the feeding, the reflector, the progress generators, formatting
-  (ours runs the real formatter and rules), timeline bookkeeping.
-- ``progress``: ``cpu/wall`` minus the same feeding with no progress stream open (a
-  ``base`` run per N: events put into a plain dict at the same times), i.e. the CPU spent
-  on progress. The ratio line uses it.
+- ``cpu/wall``: process CPU seconds divided by wall seconds over the measured window.
+  Everything in the process counts: the feeding, the reflector, the progress generators,
+  formatting (ours runs the real formatter and rules), timeline bookkeeping.
+- ``progress``: ``cpu/wall`` minus a *base*, the same feeding with no progress work: the
+  CPU spent on progress. The ratio line uses it. The base differs by side, because the
+  two sides spend their CPU differently:
+
+  - ours (cost per event of a watched pod): an *in-run* base. The window is cut into
+    ``SLICES`` (10) measured slices, each right after a base slice of the same length in
+    which as many look-alike events are fed, at the same rate, into a plain dict instead
+    of the reflector, in the same process with the same spawns and streams open (idle).
+    Base and measured slices thus see the same machine state a second apart, so a noisy
+    neighbour or a slow spell shows in both and cancels, where two separate runs'
+    difference (ours costs about as much as the feeding alone) could swing the ratio by
+    half. A rich run therefore takes two windows of wall time.
+  - stock (cost per open stream per second, whatever is fed): a separate ``base`` run per
+    N in a fresh loop (events put into a plain dict at the same times); an in-run base
+    would contain stock's own polling.
+- ``us/ev``: CPU microseconds per event fed in the measured window, feeding included;
+  ``base``: the same for the base's feeding alone. Ours' progress cost per event is their
+  difference (printed after the table), which, unlike ``progress``, does not depend on
+  the event rate.
 - One event loop cannot use more than 1.0; when stock saturates, ``demand`` says how much
   it would need: N x (CPU of one ``self.events`` read at this E), since each stock stream
   reads it once a second. For ours ``demand`` is ``progress``.
@@ -34,9 +50,8 @@ The spawners are real (``KubeSpawner(_mock=True)`` / ``RichKubeSpawner(_mock=Tru
 only ``_start`` is replaced by a stand-in that loads options, "creates" the pod in the
 pods reflector and waits until the benchmark ends the spawn.
 
-At the ratio's point (E=30,000, N=300) ours runs ``--repeats`` times, each run right after
-its own base run, and the median is reported: there ours costs about as much as the feeding
-alone, and a single difference of two measurements on a shared machine is noise-prone.
+At the ratio's point (E=30,000, N=300) ours runs ``--repeats`` times (each with its in-run
+base) and the run with the median ``progress`` is reported.
 
 Usage: ``python benchmarks/progress_scaling.py [--quick] [--window SECONDS] [--per-stream K]
 [--repeats R]``.
@@ -62,6 +77,8 @@ from typing import Any
 
 NAMESPACE = "default"
 PER_STREAM = 3  # default new events per pending spawn during the window (--per-stream)
+#: ours: the window is cut into this many measured slices, each right after a base slice
+SLICES = 10
 
 
 def _iso(moment: datetime) -> str:
@@ -132,6 +149,19 @@ class Result:
     notes: str = ""
 
     base: float = 0.0
+    #: events fed in the base's own measurement and its CPU seconds (ours: the in-run base)
+    base_fed: int = 0
+    base_cpu: float = 0.0
+
+    @property
+    def us_per_event(self) -> float:
+        """CPU per fed event over the measured window, feeding included (microseconds)."""
+        return self.cpu / self.fed * 1e6 if self.fed else 0.0
+
+    @property
+    def base_us_per_event(self) -> float:
+        """CPU per event of the base (feeding alone) at the same rate (microseconds)."""
+        return self.base_cpu / self.base_fed * 1e6 if self.base_fed else 0.0
 
     @property
     def cpu_per_wall(self) -> float:
@@ -188,9 +218,10 @@ def _classes() -> tuple[type, type]:
     return StockBench, RichBench
 
 
-async def feed_only(n_streams: int, window: float, per_stream: int) -> float:
-    """CPU/wall of feeding the same number of events, at the same times, into a plain
-    dict with nothing listening: the part of each run that is not progress streaming."""
+async def feed_only(n_streams: int, window: float, per_stream: int) -> tuple[float, float, int]:
+    """Feeding the same number of events, at the same times, into a plain dict with
+    nothing listening, in a fresh loop: stock's base. Returns CPU/wall, CPU seconds and
+    the number of events fed."""
     now = datetime.now(timezone.utc)
     feed = [
         _event(f"jupyter-user{i}", f"pod-uid-{i}", "Pulling", "Pulling image", now, k * n_streams + i)
@@ -210,7 +241,8 @@ async def feed_only(n_streams: int, window: float, per_stream: int) -> float:
     remaining = wall0 + window - time.perf_counter()
     if remaining > 0:
         await asyncio.sleep(remaining)
-    return (time.process_time() - cpu0) / (time.perf_counter() - wall0)
+    cpu = time.process_time() - cpu0
+    return cpu / (time.perf_counter() - wall0), cpu, len(feed)
 
 
 async def run_one(
@@ -284,25 +316,48 @@ async def run_one(
             event = _event(spawner.pod_name, f"pod-uid-{i}", reason, message.format(pod=spawner.pod_name), now, 10**7 + k * n_streams + i)
             feed.append((f"{NAMESPACE}/{event['metadata']['name']}", event))
     fed_at: dict[tuple[str, int], float] = {}
-    interval = window / len(feed)
+    # ours: the same number of look-alike events fed into a plain dict, in slices that
+    # alternate with the measured ones (see the module docstring: the in-run base)
+    base_feed = [
+        (f"{NAMESPACE}/base-{n}", _event(f"jupyter-base{n % n_streams}", f"base-uid-{n}", "Pulling", "Pulling image", now, n))
+        for n in range(len(feed) if rich else 0)
+    ]
+    plain: dict[str, Any] = {}
+    slices = SLICES if rich else 1
+    per_slice = -(-len(feed) // slices)
+    slice_wall = window / slices
+    measured = [0.0, 0.0]  # cpu, wall of the measured slices
+    base_sum = [0.0, 0.0]  # cpu, wall of the base slices
+
+    async def feed_slice(items: list[tuple[str, dict[str, Any]]], target: dict[str, Any], timed: bool) -> None:
+        interval = slice_wall / max(len(items), 1)
+        start = time.perf_counter()
+        for n, (ref, event) in enumerate(items):
+            delay = start + n * interval - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if timed:
+                fed_at[(event["metadata"]["uid"], 1)] = time.perf_counter()
+            target[ref] = event  # measured: what the watch loop does with a watch event
+        remaining = start + slice_wall - time.perf_counter()
+        if remaining > 0:
+            await asyncio.sleep(remaining)
+
+    async def timed_slice(items: list[tuple[str, dict[str, Any]]], target: dict[str, Any], sums: list[float], timed: bool) -> None:
+        cpu0 = time.process_time()
+        wall0 = time.perf_counter()
+        await feed_slice(items, target, timed)
+        sums[0] += time.process_time() - cpu0
+        sums[1] += time.perf_counter() - wall0
 
     gc.collect()
     if profiler is not None:
         profiler.enable()
-    cpu0 = time.process_time()
-    wall0 = time.perf_counter()
-    for n, (ref, event) in enumerate(feed):
-        due = wall0 + n * interval
-        delay = due - time.perf_counter()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        fed_at[(event["metadata"]["uid"], 1)] = time.perf_counter()
-        events.resources[ref] = event  # what the watch loop does with a watch event
-    remaining = wall0 + window - time.perf_counter()
-    if remaining > 0:
-        await asyncio.sleep(remaining)
-    cpu = time.process_time() - cpu0
-    wall = time.perf_counter() - wall0
+    for k in range(slices):
+        if rich:
+            await timed_slice(base_feed[k * per_slice : (k + 1) * per_slice], plain, base_sum, False)
+        await timed_slice(feed[k * per_slice : (k + 1) * per_slice], events.resources, measured, True)
+    cpu, wall = measured
     if profiler is not None:
         profiler.disable()
 
@@ -339,7 +394,12 @@ async def run_one(
     for task in starts:
         if not task.cancelled():
             task.exception()
-    return Result(impl, n_events, n_streams, wall, cpu, demand, latencies, len(fed_at), notes)
+    result = Result(impl, n_events, n_streams, wall, cpu, demand, latencies, len(fed_at), notes)
+    if rich:
+        result.base = base_sum[0] / base_sum[1]
+        result.base_fed = len(base_feed)
+        result.base_cpu = base_sum[0]
+    return result
 
 
 def write_kubeconfig() -> str:
@@ -359,24 +419,17 @@ def write_kubeconfig() -> str:
 
 
 def repeated_rich(n_events: int, n_streams: int, window: float, per_stream: int, repeats: int) -> Result:
-    """Ours, ``repeats`` times, each paired with a base run just before it; the run with
-    the median progress CPU.
-
-    Ours costs about as much as the feeding alone here, so the difference of two
-    measurements on a shared machine is noisy (a busy neighbour can make a base run cost
-    more than the run it is subtracted from). Pairs taken back to back, and their median,
-    keep the ratio from swinging on one unlucky measurement.
-    """
+    """Ours, ``repeats`` times (each with its in-run base); the run with the median
+    progress CPU, so one unlucky run (a busy neighbour on a shared machine) cannot swing
+    the ratio."""
     runs: list[Result] = []
     for _ in range(repeats):
-        base = asyncio.run(feed_only(n_streams, window, per_stream))
         result = asyncio.run(run_one("rich", n_events, n_streams, window, per_stream))
-        result.base = base
         runs.append(result)
         gc.collect()
     runs.sort(key=lambda r: r.progress)
     chosen = runs[len(runs) // 2]
-    chosen.notes += " paired runs (progress/base)=" + ",".join(f"{r.progress:.4f}/{r.base:.4f}" for r in runs)
+    chosen.notes += " runs (progress/in-run base)=" + ",".join(f"{r.progress:.4f}/{r.base:.4f}" for r in runs)
     return chosen
 
 
@@ -395,8 +448,7 @@ def main(argv: list[str] | None = None) -> int:
         "--repeats",
         type=int,
         default=3,
-        help="runs of ours at E=30,000/N=300 (the ratio's point), each right after its own base run;"
-        " the median is used (default 3)",
+        help="runs of ours at E=30,000/N=300 (the ratio's point); the median is used (default 3)",
     )
     args = parser.parse_args(argv)
     # kubernetes_asyncio reads KUBECONFIG when it is imported
@@ -419,29 +471,36 @@ def main(argv: list[str] | None = None) -> int:
     )
     header = (
         f"{'impl':<6} {'E':>6} {'N':>4} {'cpu/wall':>9} {'progress':>9} {'demand':>8}"
-        f" {'p50 ms':>8} {'p99 ms':>8} {'delivered':>10}  notes"
+        f" {'us/ev':>7} {'base':>6} {'p50 ms':>8} {'p99 ms':>8} {'delivered':>10}  notes"
     )
     print(header)
     results: dict[tuple[str, int, int], Result] = {}
-    bases: dict[int, float] = {}
+    bases: dict[int, tuple[float, float, int]] = {}
     started = time.perf_counter()
     for n_events, n_streams in combos:
         if n_streams not in bases:
             bases[n_streams] = asyncio.run(feed_only(n_streams, window, args.per_stream))
-            print(f"{'base':<6} {'-':>6} {n_streams:>4} {bases[n_streams]:>9.4f}", flush=True)
+            base_cpu_wall, base_cpu, base_fed = bases[n_streams]
+            print(
+                f"{'base':<6} {'-':>6} {n_streams:>4} {base_cpu_wall:>9.4f} {'':>9} {'':>8}"
+                f" {base_cpu / base_fed * 1e6:>7.1f}",
+                flush=True,
+            )
         for impl in ("stock", "rich"):
             if impl == "rich" and (n_events, n_streams) == (30_000, 300) and args.repeats > 1:
                 result = repeated_rich(n_events, n_streams, window, args.per_stream, args.repeats)
             else:
                 result = asyncio.run(run_one(impl, n_events, n_streams, window, args.per_stream))
-                result.base = bases[n_streams]
+                if impl == "stock":
+                    result.base, result.base_cpu, result.base_fed = bases[n_streams]
             if impl == "rich":
                 result.demand = result.progress
             results[(impl, n_events, n_streams)] = result
             share = len(result.latencies) / result.fed if result.fed else 0.0
             print(
                 f"{impl:<6} {n_events:>6} {n_streams:>4} {result.cpu_per_wall:>9.4f} {result.progress:>9.4f}"
-                f" {result.demand:>8.3f} {fmt_ms(result.pct(0.5)):>8} {fmt_ms(result.pct(0.99)):>8}"
+                f" {result.demand:>8.3f} {result.us_per_event:>7.1f} {result.base_us_per_event:>6.1f}"
+                f" {fmt_ms(result.pct(0.5)):>8} {fmt_ms(result.pct(0.99)):>8}"
                 f" {share:>9.1%}  {result.notes}",
                 flush=True,
             )
@@ -453,8 +512,13 @@ def main(argv: list[str] | None = None) -> int:
         demand_ratio = stock.demand / ours.demand
         print(
             f"# at E=30000 N=300 stock needs {stock.demand:.2f} CPU-s per s (one loop caps at 1.0):"
-            f" demand ratio {demand_ratio:.0f}; ours costs"
-            f" {ours.progress * ours.wall / max(ours.fed, 1) * 1e6:.0f} us of CPU per event"
+            f" demand ratio {demand_ratio:.0f}"
+        )
+        print(
+            f"# ours: {ours.us_per_event:.1f} us of CPU per event with the feeding,"
+            f" {ours.base_us_per_event:.1f} us for the feeding alone (in-run base),"
+            f" so {ours.us_per_event - ours.base_us_per_event:.1f} us per event on progress;"
+            f" stock: {stock.us_per_event:.0f} us per event fed, base {stock.base_us_per_event:.1f}"
         )
         ratio = stock.progress / ours.progress
         print(f"ratio_cpu_e30000_n300={ratio:.1f}")
