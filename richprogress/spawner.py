@@ -33,6 +33,7 @@ from traitlets.config import LoggingConfigurable
 
 from .event_index import Subscription
 from .records import PHASE_NAMES, PHASE_PROGRESS, EventRecord
+from .report import format_clock
 from .timeline import DEFAULT_MAX_RECORDS, SpawnTimeline, isoformat_z, parse_timestamp, utcnow
 
 #: A pump source's clean-up, returned by ``_rp_open_feed``.
@@ -40,13 +41,11 @@ Closer = Callable[[], Awaitable[None]]
 
 
 def format_elapsed(seconds: float) -> str:
-    """``+M:SS`` (or ``+H:MM:SS``), the "since spawn" clock used in patience messages."""
-    total = max(0, int(seconds))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"+{hours}:{minutes:02d}:{secs:02d}"
-    return f"+{minutes}:{secs:02d}"
+    """``+M:SS`` (or ``+H:MM:SS``), the "since spawn" clock used in patience messages.
+
+    The same clock the pages and the text report show (``report.format_clock``).
+    """
+    return format_clock(seconds)
 
 
 class _Broadcast:
