@@ -1,6 +1,6 @@
 """Benchmark the event formatter: microseconds per event, and memory over a million events.
 
-Run from the repository root (the peer data sits beside the clone, in ../shared)::
+Run from the repository root (the peer data is in tests/data/kubespawner-pr910)::
 
     python benchmarks/formatter.py            # about a minute on a 2-core machine
     python benchmarks/formatter.py --quick    # a few seconds, smaller counts
@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from richprogress.formatter import EventFormatter  # noqa: E402
 
-PEER = ROOT.parent / "shared" / "peer" / "kubespawner-pr910"
+PEER = ROOT / "tests" / "data" / "kubespawner-pr910"
 GOAL_US = 2.0
 
 

@@ -1,5 +1,5 @@
 """``richprogress explain`` end to end, as an admin runs it: a subprocess reading the real
-events of kubespawner #910's peer data (beside the clone in ../shared/, as in CI)."""
+events of kubespawner #910's peer data (copied into tests/data/kubespawner-pr910/)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from richprogress import __version__
 
-PEER = Path(__file__).resolve().parents[2] / "shared" / "peer" / "kubespawner-pr910"
+PEER = Path(__file__).resolve().parent / "data" / "kubespawner-pr910"
 INVALID_IMAGE = PEER / "invalid-pod-image.events.json"
 SCENARIOS = sorted(p.name.removesuffix(".events.json") for p in PEER.glob("*.events.json"))
 

@@ -265,7 +265,7 @@ def test_hook_set_after_creation_is_used() -> None:
 
 # ---- the record cache: a repeat gets exactly the record a first sight gets ------------------
 
-PEER_EVENTS = sorted((Path(__file__).parents[2] / "shared" / "peer" / "kubespawner-pr910").glob("*.events.json"))
+PEER_EVENTS = sorted((Path(__file__).resolve().parent / "data" / "kubespawner-pr910").glob("*.events.json"))
 
 
 def _variant(event: dict[str, Any], **changes: Any) -> dict[str, Any]:

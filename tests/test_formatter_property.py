@@ -13,7 +13,7 @@ from richprogress.formatter import EventFormatter
 from richprogress.normalize import normalize_event
 from richprogress.records import PHASE_NAMES, SEVERITIES
 
-PEER_RULES = Path(__file__).parents[2] / "shared" / "peer" / "kubespawner-pr910" / "default-rules.json"
+PEER_RULES = Path(__file__).resolve().parent / "data" / "kubespawner-pr910" / "default-rules.json"
 
 # Any text, including lone surrogates (category Cs) that broken producers can send.
 any_text = st.text(alphabet=st.characters(blacklist_categories=()), max_size=40)

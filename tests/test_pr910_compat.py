@@ -1,6 +1,7 @@
 """Rules written for kubespawner #910 give exactly #910's messages on its 59 sample events.
 
-The peer data lives beside the clone (../shared/peer/kubespawner-pr910/), as in CI.
+The peer data is copied into tests/data/kubespawner-pr910/ (provenance and licence in its README.md),
+so a clone tests itself with nothing beside it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pytest
 
 from richprogress.formatter import EventFormatter
 
-PEER = Path(__file__).parents[2] / "shared" / "peer" / "kubespawner-pr910"
+PEER = Path(__file__).resolve().parent / "data" / "kubespawner-pr910"
 EVENT_FILES = sorted(PEER.glob("*.events.json"))
 
 def _load(path: Path) -> object:
@@ -25,7 +26,7 @@ def pr910_formatter() -> EventFormatter:
 
 
 def test_peer_data_is_complete() -> None:
-    # Fails (rather than skipping everything) when ../shared is missing beside the clone.
+    # Fails (rather than skipping everything) if the copied peer data goes missing.
     total = sum(len(_load(path)) for path in EVENT_FILES)  # type: ignore[arg-type]
     assert (len(EVENT_FILES), total) == (9, 59)
 
