@@ -82,3 +82,11 @@ def setup(c: Config) -> None:
         template_vars.update({TEMPLATE_VAR: template_helpers})
     else:
         hub.template_vars = {**template_vars, TEMPLATE_VAR: template_helpers}
+
+    # issue 12: register richprogress_* metrics at hub start (not at the first spawn's end),
+    # so /hub/metrics lists them and counters start at 0
+    try:
+        from .metrics import default_metrics
+    except ImportError:  # prometheus_client comes with JupyterHub; the CLI alone lacks it
+        return
+    default_metrics()

@@ -294,11 +294,13 @@ class RichProgressMixin(LoggingConfigurable):
             await self._rp_stop_pump(pump, sub)
             timeline.finish("failed", self._rp_failure_message(exc, timeline))
             broadcast.notify()
+            self._rp_spawn_ended(timeline)
             raise
         self._rp_in_start = False
         await self._rp_stop_pump(pump, sub)
         timeline.finish("ready")
         broadcast.notify()
+        self._rp_spawn_ended(timeline)
         return result
 
     async def stop(self, now: bool = False) -> Any:
@@ -308,7 +310,15 @@ class RichProgressMixin(LoggingConfigurable):
         if timeline is not None and timeline.outcome == "pending" and not self._rp_in_start:
             timeline.finish("failed", "The server was stopped before it was ready.")
             self._rp_broadcast(timeline).notify()
+            self._rp_spawn_ended(timeline, outcome="stopped")
         return await super().stop(now=now)  # type: ignore[misc]
+
+    # -- issue 12: a finished spawn feeds the metrics and the typical times. The one place
+    # -- a spawn's end is announced (issue 10's store is to be told here too).
+    def _rp_spawn_ended(self, timeline: SpawnTimeline, outcome: str | None = None) -> None:
+        from .spawn_ended import spawn_ended
+
+        spawn_ended(self, timeline, outcome=outcome)
 
     # -- the pump (the timeline's only writer) ---------------------------------------------------
 

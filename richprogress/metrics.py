@@ -1,0 +1,268 @@
+"""Prometheus metrics of finished spawns (DESIGN.md contract 8).
+
+One and only purpose: turn each finished spawn into a few Prometheus samples. This is the
+only module that imports ``prometheus_client``. The metrics live in its default registry,
+so JupyterHub's own ``/hub/metrics`` serves them with its ``jupyterhub_*`` metrics.
+
+- ``richprogress_spawn_duration_seconds{outcome, profile}``: request to ready / failure;
+- ``richprogress_spawn_step_duration_seconds{step, outcome}``: time spent in each step;
+- ``richprogress_spawn_failures_total{cause, step}``: failed spawns by the decisive rule's
+  id (or ``timeout`` / ``unknown``) and the step they died in;
+- ``richprogress_spawn_stopped_early_total{cause}``: spawns that fail-fast ended itself;
+- ``richprogress_store_errors_total{operation}``: spawn-history store errors.
+
+Label values come from small, fixed sets (contract 8), never from user names, image names
+or free text: a value outside its set becomes ``other``. ``observe_spawn_end`` is the entry
+point; it counts each spawn once and never raises (metrics must not break a spawn).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
+
+from .diagnose import Diagnosis, diagnose
+from .records import PHASE_NAMES
+from .timeline import SpawnTimeline
+from .typical import step_seconds
+
+log = logging.getLogger(__name__)
+
+OTHER = "other"
+#: The profile label of a spawn without a profile (no ``profile_list``).
+NO_PROFILE = "none"
+#: How a finished spawn ended, as the ``outcome`` label says it.
+OUTCOMES: tuple[str, ...] = ("ready", "failed", "stopped")
+#: Failure causes that are not a rule's id.
+TIMEOUT = "timeout"
+UNKNOWN = "unknown"
+#: The store operations that ``count_store_error`` knows.
+STORE_OPERATIONS: tuple[str, ...] = ("write", "read", "prune", "connect")
+#: Profiles admitted first-come before the rest become ``other``: a hub has a handful.
+MAX_PROFILES = 50
+#: Rule ids admitted first-come beyond the loaded rules (a hook may set ``rule``).
+MAX_EXTRA_RULES = 50
+
+# A start takes seconds (warm node, cached image) to tens of minutes (a scale-up and a
+# multi-GB pull); the buckets are dense where p50/p90 usually fall (30 s - 10 min).
+SPAWN_BUCKETS: tuple[float, ...] = (
+    5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 300, 420, 600, 900, 1200, 1800, 3600,
+)
+STEP_BUCKETS: tuple[float, ...] = (
+    0.5, 1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 300, 420, 600, 900, 1800,
+)
+
+# A label value we may admit first-come: short, and made of id characters only, so free
+# text (a sentence, an image name with "/" and ":") never becomes a label.
+_ID_LIKE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z")
+_TIMEOUT_TEXT = re.compile(r"did not start (?:with)?in|timed? ?out|timeout", re.IGNORECASE)
+
+
+class BoundedLabel:
+    """The values of one label: a known set, plus up to ``limit`` id-like newcomers.
+
+    Anything else (past the limit, or not id-like, or not a str) becomes ``other``, so the
+    number of series stays bounded whatever a hub's users or hooks do.
+    """
+
+    def __init__(self, known: Iterable[str] = (), limit: int = 0) -> None:
+        self.known: set[str] = set(known)
+        self.limit = limit
+        self.admitted: set[str] = set()
+        self._lock = threading.Lock()
+
+    def add_known(self, values: Iterable[str]) -> None:
+        """Widen the known set (e.g. with the ids of the rules the hub loaded)."""
+        with self._lock:
+            self.known.update(v for v in values if isinstance(v, str) and _ID_LIKE.match(v))
+
+    def __call__(self, value: Any) -> str:
+        if not isinstance(value, str):
+            return OTHER
+        if value in self.known or value in self.admitted:
+            return value
+        if not _ID_LIKE.match(value):
+            return OTHER
+        with self._lock:
+            if len(self.admitted) < self.limit:
+                self.admitted.add(value)
+                return value
+        return OTHER
+
+
+class SpawnMetrics:
+    """The metric objects and their label bounds, in one registry (the default one in a
+    hub; a private one in tests)."""
+
+    def __init__(self, registry: CollectorRegistry | None = REGISTRY) -> None:
+        self.spawn_duration = Histogram(
+            "richprogress_spawn_duration_seconds",
+            "Seconds from the spawn request to the server being ready or the spawn ending "
+            "otherwise, by outcome (ready, failed, stopped) and profile slug",
+            ["outcome", "profile"],
+            buckets=SPAWN_BUCKETS,
+            registry=registry,
+        )
+        self.step_duration = Histogram(
+            "richprogress_spawn_step_duration_seconds",
+            "Seconds a finished spawn spent in each step (requested, scheduling, scaling, "
+            "scheduled, volume, image, starting, ready), by the spawn's outcome",
+            ["step", "outcome"],
+            buckets=STEP_BUCKETS,
+            registry=registry,
+        )
+        self.failures = Counter(
+            "richprogress_spawn_failures",
+            "Failed spawns, by cause (the id of the rule behind the decisive event, or "
+            "timeout, or unknown) and the step the spawn failed in",
+            ["cause", "step"],
+            registry=registry,
+        )
+        self.stopped_early = Counter(
+            "richprogress_spawn_stopped_early",
+            "Spawns that richprogress ended itself because their cause cannot fix itself "
+            "(fail-fast), by cause",
+            ["cause"],
+            registry=registry,
+        )
+        self.store_errors = Counter(
+            "richprogress_store_errors",
+            "Errors of the spawn-history store, by operation (write, read, prune, connect)",
+            ["operation"],
+            registry=registry,
+        )
+        # start at 0, so rate()/increase() see the first error (a series born at 1 has none)
+        for operation in STORE_OPERATIONS:
+            self.store_errors.labels(operation=operation)
+        self.outcome = BoundedLabel(OUTCOMES)
+        self.step = BoundedLabel(PHASE_NAMES)
+        self.profile = BoundedLabel(limit=MAX_PROFILES)
+        self.cause = BoundedLabel(_default_rule_ids() | {TIMEOUT, UNKNOWN}, limit=MAX_EXTRA_RULES)
+        self.operation = BoundedLabel(STORE_OPERATIONS)
+        self._seen: weakref.WeakSet[SpawnTimeline] = weakref.WeakSet()
+        self._seen_lock = threading.Lock()
+
+    # -- observing --------------------------------------------------------------------------
+
+    def first_time(self, timeline: SpawnTimeline) -> bool:
+        """True the first time a timeline is seen (and marks it seen)."""
+        with self._seen_lock:
+            if timeline in self._seen:
+                return False
+            self._seen.add(timeline)
+            return True
+
+    def observe(
+        self,
+        timeline: SpawnTimeline,
+        *,
+        profile_slug: str | None,
+        diagnosis: Diagnosis | None,
+        stopped_early: bool,
+        outcome: str | None,
+    ) -> bool:
+        """Record one finished spawn; False (and nothing recorded) when it is still pending
+        or was recorded before."""
+        ended = outcome or timeline.outcome
+        if ended not in OUTCOMES or timeline.finished_at is None:
+            return False
+        if not self.first_time(timeline):
+            return False
+        outcome_label = self.outcome(ended)
+        profile = NO_PROFILE if profile_slug is None else self.profile(profile_slug)
+        self.spawn_duration.labels(outcome=outcome_label, profile=profile).observe(
+            timeline.elapsed()
+        )
+        for step, seconds in step_seconds(timeline).items():
+            self.step_duration.labels(step=self.step(step), outcome=outcome_label).observe(seconds)
+        if ended == "failed" or stopped_early:
+            if diagnosis is None:
+                diagnosis = diagnose(timeline.records(), timeline.failure_message)
+            cause = self.cause(failure_cause(timeline, diagnosis))
+            if ended == "failed":
+                self.failures.labels(cause=cause, step=self.step(diagnosis.get("phase"))).inc()
+            if stopped_early:
+                self.stopped_early.labels(cause=cause).inc()
+        return True
+
+
+def _default_rule_ids() -> set[str]:
+    from .formatter import default_rules
+
+    return {rule.id for rule in default_rules()}
+
+
+def failure_cause(timeline: SpawnTimeline, diagnosis: Mapping[str, Any]) -> str:
+    """The cause of a failure as a label value (before bounding): the id of the rule that
+    produced the decisive record; ``timeout`` when no record explains it and the spawn ran
+    out of time; else ``unknown``."""
+    record_id = diagnosis.get("record_id")
+    if record_id:
+        for record in reversed(timeline.records()):
+            if record.get("id") == record_id:
+                rule = record.get("rule")
+                return rule if isinstance(rule, str) and rule else UNKNOWN
+    if _TIMEOUT_TEXT.search(timeline.failure_message or ""):
+        return TIMEOUT
+    return UNKNOWN
+
+
+_default: SpawnMetrics | None = None
+_default_lock = threading.Lock()
+
+
+def default_metrics() -> SpawnMetrics:
+    """The metrics in prometheus_client's default registry (made once per process)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = SpawnMetrics(REGISTRY)
+        return _default
+
+
+def register_rule_ids(rule_ids: Iterable[str], metrics: SpawnMetrics | None = None) -> None:
+    """Let the ids of the rules a hub loaded (its own rules too) be ``cause`` labels."""
+    (metrics or default_metrics()).cause.add_known(rule_ids)
+
+
+def observe_spawn_end(
+    timeline: SpawnTimeline,
+    *,
+    profile_slug: str | None,
+    diagnosis: Diagnosis | None,
+    stopped_early: bool = False,
+    outcome: str | None = None,
+    metrics: SpawnMetrics | None = None,
+) -> None:
+    """Record a finished spawn in the metrics. Counts each timeline once; never raises.
+
+    ``outcome`` overrides ``timeline.outcome`` (a spawn stopped before it was ready is
+    "failed" on its timeline and ``stopped`` here). ``diagnosis`` is computed from the
+    timeline when a failed spawn comes without one. ``stopped_early``: fail-fast ended it.
+    """
+    try:
+        (metrics or default_metrics()).observe(
+            timeline,
+            profile_slug=profile_slug,
+            diagnosis=diagnosis,
+            stopped_early=stopped_early,
+            outcome=outcome,
+        )
+    except Exception:
+        log.exception("richprogress: could not record a spawn in the metrics")
+
+
+def count_store_error(operation: str = "write", metrics: SpawnMetrics | None = None) -> None:
+    """Count one error of the spawn-history store (``operation``: write, read, prune,
+    connect; anything else counts as ``other``). Never raises."""
+    try:
+        target = metrics or default_metrics()
+        target.store_errors.labels(operation=target.operation(operation)).inc()
+    except Exception:
+        log.exception("richprogress: could not count a store error")

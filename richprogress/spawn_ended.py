@@ -1,0 +1,60 @@
+"""What happens once when a spawn ends: metrics and typical times hear about it.
+
+One and only purpose: collect the facts of a finished spawn from its spawner (profile slug,
+diagnosis, whether fail-fast ended it) and pass them on to ``metrics.observe_spawn_end``
+and the typical-time cache. The spawner calls ``spawn_ended`` where a timeline finishes.
+The spawn-history store (issue 10) is to be told from the same place. Never raises: a
+spawn must not fail because its metrics could not be written.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .diagnose import Diagnosis, diagnose
+from .timeline import SpawnTimeline
+
+log = logging.getLogger(__name__)
+
+
+def profile_slug_of(spawner: Any) -> str | None:
+    """The slug of the profile a spawner started with (KubeSpawner keeps it in
+    ``user_options["profile"]``); None without profiles."""
+    options = getattr(spawner, "user_options", None)
+    if isinstance(options, dict):
+        slug = options.get("profile")
+        if isinstance(slug, str) and slug:
+            return slug
+    return None
+
+
+def spawn_ended(spawner: Any, timeline: SpawnTimeline, *, outcome: str | None = None) -> None:
+    """Tell the metrics and the typical-time cache that ``timeline`` finished.
+
+    ``outcome`` overrides the timeline's (``stopped`` for a stop before the server was
+    ready). Safe to call twice for one timeline: the metrics count it once, and the cache
+    only takes successful starts, which end once.
+    """
+    try:
+        from . import metrics, typical
+
+        slug = profile_slug_of(spawner)
+        diagnosis: Diagnosis | None = None
+        if timeline.outcome == "failed" and outcome != "stopped":
+            diagnosis = diagnose(timeline.records(), timeline.failure_message)
+        formatter = getattr(spawner, "event_formatter", None)
+        if formatter is not None:
+            metrics.register_rule_ids(rule.id for rule in formatter.ruleset.rules)
+        metrics.observe_spawn_end(
+            timeline,
+            profile_slug=slug,
+            diagnosis=diagnosis,
+            # issue 9 (fail-fast) marks the timeline it ended early
+            stopped_early=bool(getattr(timeline, "stopped_early", False)),
+            outcome=outcome,
+        )
+        if timeline.outcome == "ready" and outcome in (None, "ready"):
+            typical.default_cache(getattr(spawner, "config", None)).spawn_ended(typical.summarize(timeline, slug))
+    except Exception:
+        log.exception("richprogress: could not record the end of a spawn")
