@@ -1,0 +1,109 @@
+"""A real scrape: JupyterHub's own /hub/metrics serves richprogress's metrics after spawns.
+
+``DemoHub`` runs the simulated cluster, JupyterHub (RichKubeSpawner, ``richprogress.setup``)
+and configurable-http-proxy. We spawn through the REST API (one start that succeeds, one
+whose image does not exist), wait for the progress stream to end, then scrape the hub as
+Prometheus does and lint our part of the answer with ``promtool check metrics``.
+
+Fixtures: ``hub`` (module scope, one DemoHub at speed 100 with a 6 s start timeout, and
+``authenticate_prometheus`` off as on a z2jh hub scraped from inside the cluster).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import urllib.request
+from typing import Any
+
+import aiohttp
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from richprogress.demo.hub import DemoHub
+
+SPEED = 100.0
+START_TIMEOUT = 6.0
+
+
+@pytest.fixture(scope="module")
+def hub() -> Any:
+    with DemoHub(
+        speed=SPEED,
+        start_timeout=START_TIMEOUT,
+        extra_config="c.JupyterHub.authenticate_prometheus = False\n",
+    ) as demo:
+        yield demo
+
+
+def scrape(hub: DemoHub) -> str:
+    with urllib.request.urlopen(f"{hub.url}hub/metrics", timeout=30) as response:
+        assert response.status == 200
+        return response.read().decode()
+
+
+def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """(sample name, sorted labels) -> value, from the exposition text."""
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+def sample(parsed: dict[Any, float], name: str, **labels: str) -> float:
+    return parsed.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+async def spawn_and_wait(hub: DemoHub, name: str, profile: str) -> dict[str, Any]:
+    """Request a spawn and read its progress stream to the end; the last event."""
+    hub.api("POST", f"users/{name}")
+    hub.api("POST", f"users/{name}/server", {"profile": profile})
+    url = f"{hub.url}hub/api/users/{name}/server/progress"
+    last: dict[str, Any] = {}
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session:
+        async with session.get(url, headers={"Authorization": f"token {hub.api_token}"}) as response:
+            assert response.status == 200
+            async for raw in response.content:
+                line = raw.decode().strip()
+                if line.startswith("data:"):
+                    last = json.loads(line[len("data:") :])
+    return last
+
+
+async def test_hub_metrics_show_our_spawns(hub):
+    before = scrape(hub)
+    # registered by setup(c) at hub start, before any spawn: counters begin at 0
+    assert 'richprogress_store_errors_total{operation="write"} 0.0' in before
+    assert "# TYPE richprogress_spawn_duration_seconds histogram" in before
+
+    ready = await spawn_and_wait(hub, "mona", "happy-path")
+    assert ready.get("ready") is True
+    failed = await spawn_and_wait(hub, "nils", "image-not-found")
+    assert failed.get("failed") is True
+
+    text = scrape(hub)
+    parsed = samples(text)
+    assert sample(parsed, "richprogress_spawn_duration_seconds_count", outcome="ready", profile="happy-path") == 1
+    assert sample(parsed, "richprogress_spawn_duration_seconds_count", outcome="failed", profile="image-not-found") == 1
+    # the failure's cause is the rule of its decisive event, not the hub's timeout
+    assert sample(parsed, "richprogress_spawn_failures_total", cause="image-not-found", step="image") == 1
+    assert sample(parsed, "richprogress_spawn_step_duration_seconds_count", step="image", outcome="ready") == 1
+    failed_seconds = sample(parsed, "richprogress_spawn_duration_seconds_sum", outcome="failed", profile="image-not-found")
+    assert START_TIMEOUT * 0.9 <= failed_seconds <= START_TIMEOUT + 5
+    # JupyterHub's own metrics are still there, in the same answer
+    assert "jupyterhub_server_spawn_duration_seconds" in text
+    # no user name and no image name in any of our labels
+    ours = [line for line in text.splitlines() if line.startswith("richprogress_")]
+    assert ours and not any(word in line for line in ours for word in ("mona", "nils", "quay.io"))
+
+    hub.api("DELETE", "users/mona/server")
+
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is missing: run scripts/dev setup (Debian package prometheus)"
+    our_text = "\n".join(
+        line for line in text.splitlines() if "richprogress_" in line
+    ) + "\n"
+    result = subprocess.run([promtool, "check", "metrics"], input=our_text, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
