@@ -29,6 +29,7 @@ CLASSES = {
     "EventFormatter": "richprogress.formatter",
     "RichProgressMixin": "richprogress.spawner",
     "RichKubeSpawner": "richprogress.kubespawner",
+    "TypicalTimes": "richprogress.typical",
     "JupyterHub": "jupyterhub.app",
     "KubeSpawner": "kubespawner",
     "Spawner": "jupyterhub.spawner",
