@@ -10,7 +10,8 @@ Routes, relative to the hub prefix (``{base_url}hub/``), collected in ``default_
     The spawn timeline of the user's default (or named) server as JSON:
     ``SpawnTimeline.to_dict()`` (``server_name``, ``started``, ``finished``, ``elapsed``,
     ``outcome``, ``reason``, ``progress``, ``dropped``, ``records``) plus ``diagnosis``
-    (``{"summary", "hint", "phase", "record_id"}``, null unless the spawn failed).
+    (``{"summary", "hint", "phase", "record_id"}``, null unless the spawn failed) and
+    ``typical`` (``typical.Typical``: p50/p90 of the start and its steps, null if unknown).
     ``?format=text`` returns the plain-text report that "Copy details" puts on the clipboard.
 ``GET api/richprogress/users/{user}/timeline.txt``
 ``GET api/richprogress/users/{user}/servers/{server_name}/timeline.txt``
@@ -32,6 +33,7 @@ from jupyterhub.scopes import needs_scope
 from tornado import web
 
 from . import paths
+from .typical import typical_for_spawner
 from .web_context import STATIC_PREFIX, static_url, timeline_payload, timeline_report_text
 
 __all__ = [
@@ -95,7 +97,10 @@ class TimelineAPIHandler(APIHandler):
             )
         elif fmt == "json":
             self.set_header("Content-Type", "application/json")
-            self.finish(json.dumps(timeline_payload(timeline)))
+            payload = timeline_payload(timeline)
+            # issue 12: p50/p90 of past starts of this profile (or configured), else null
+            payload["typical"] = typical_for_spawner(spawner)
+            self.finish(json.dumps(payload))
         else:
             raise web.HTTPError(400, "format must be 'json' or 'text'")
 

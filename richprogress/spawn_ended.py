@@ -10,6 +10,7 @@ spawn must not fail because its metrics could not be written.
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import Any
 
 from .diagnose import Diagnosis, diagnose
@@ -17,29 +18,23 @@ from .timeline import SpawnTimeline
 
 log = logging.getLogger(__name__)
 
-
-def profile_slug_of(spawner: Any) -> str | None:
-    """The slug of the profile a spawner started with (KubeSpawner keeps it in
-    ``user_options["profile"]``); None without profiles."""
-    options = getattr(spawner, "user_options", None)
-    if isinstance(options, dict):
-        slug = options.get("profile")
-        if isinstance(slug, str) and slug:
-            return slug
-    return None
+#: the timelines already announced: each spawn's end is told once
+_announced: weakref.WeakSet[SpawnTimeline] = weakref.WeakSet()
 
 
 def spawn_ended(spawner: Any, timeline: SpawnTimeline, *, outcome: str | None = None) -> None:
     """Tell the metrics and the typical-time cache that ``timeline`` finished.
 
     ``outcome`` overrides the timeline's (``stopped`` for a stop before the server was
-    ready). Safe to call twice for one timeline: the metrics count it once, and the cache
-    only takes successful starts, which end once.
+    ready). A second call for the same timeline does nothing.
     """
     try:
+        if timeline in _announced or timeline.outcome == "pending":
+            return
+        _announced.add(timeline)
         from . import metrics, typical
 
-        slug = profile_slug_of(spawner)
+        slug = typical.profile_slug_of(spawner)
         diagnosis: Diagnosis | None = None
         if timeline.outcome == "failed" and outcome != "stopped":
             diagnosis = diagnose(timeline.records(), timeline.failure_message)

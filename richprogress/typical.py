@@ -455,3 +455,24 @@ def default_cache(config: Any = None) -> TypicalCache:
         _default_cache.settings = TypicalTimes(config=config)
         _default_cache._computed.clear()
     return _default_cache
+
+
+def profile_slug_of(spawner: Any) -> str | None:
+    """The slug of the profile a spawner started with (KubeSpawner keeps it in
+    ``user_options["profile"]``); None without profiles."""
+    options = getattr(spawner, "user_options", None)
+    if isinstance(options, dict):
+        slug = options.get("profile")
+        if isinstance(slug, str) and slug:
+            return slug
+    return None
+
+
+def typical_for_spawner(spawner: Any) -> Typical | None:
+    """The typical times for a spawner's profile, from the hub's cache (a dict lookup);
+    None when nothing is known or on any error (a page must not fail for them)."""
+    try:
+        return default_cache(getattr(spawner, "config", None)).get(profile_slug_of(spawner))
+    except Exception:
+        log.exception("richprogress: could not read typical start times")
+        return None

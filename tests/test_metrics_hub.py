@@ -5,8 +5,12 @@ and configurable-http-proxy. We spawn through the REST API (one start that succe
 whose image does not exist), wait for the progress stream to end, then scrape the hub as
 Prometheus does and lint our part of the answer with ``promtool check metrics``.
 
-Fixtures: ``hub`` (module scope, one DemoHub at speed 100 with a 6 s start timeout, and
-``authenticate_prometheus`` off as on a z2jh hub scraped from inside the cluster).
+The same hub serves typical start times in the timeline JSON (``typical``): the admin's
+expected time at first, then the numbers of the spawns that ended since the hub started.
+
+Fixtures: ``hub`` (module scope, one DemoHub at speed 100 with a 6 s start timeout,
+``authenticate_prometheus`` off as on a z2jh hub scraped from inside the cluster, and an
+expected start time for the happy-path profile).
 """
 
 from __future__ import annotations
@@ -32,7 +36,10 @@ def hub() -> Any:
     with DemoHub(
         speed=SPEED,
         start_timeout=START_TIMEOUT,
-        extra_config="c.JupyterHub.authenticate_prometheus = False\n",
+        extra_config=(
+            "c.JupyterHub.authenticate_prometheus = False\n"
+            "c.TypicalTimes.expected = {'happy-path': {'total': [120, 300]}}\n"
+        ),
     ) as demo:
         yield demo
 
@@ -107,3 +114,35 @@ async def test_hub_metrics_show_our_spawns(hub):
     ) + "\n"
     result = subprocess.run([promtool, "check", "metrics"], input=our_text, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def typical_of(hub: DemoHub, name: str) -> Any:
+    data = hub.api("GET", f"richprogress/users/{name}/timeline")
+    assert isinstance(data, dict)
+    return data["typical"]
+
+
+async def test_the_timeline_json_serves_typical_times(hub):
+    ready = await spawn_and_wait(hub, "olga", "happy-path")
+    assert ready.get("ready") is True
+    # fewer than 5 starts: the admin's expected time for the profile
+    assert typical_of(hub, "olga") == {
+        "samples": 0,
+        "total": {"p50": 120.0, "p90": 300.0, "samples": 0},
+        "steps": {},
+        "source": "config",
+    }
+    for name in ("pia", "quinn", "ruth", "sven", "tara"):
+        assert (await spawn_and_wait(hub, name, "happy-path")).get("ready") is True
+    typical = typical_of(hub, "tara")
+    # at least 5 successful happy-path starts ended (mona's from the other test may add one)
+    assert typical["source"] == "history" and typical["samples"] >= 5
+    assert typical["total"]["samples"] == typical["samples"]
+    assert 0 < typical["total"]["p50"] <= typical["total"]["p90"] < 10  # speed 100: seconds, not minutes
+    assert {"scheduled", "image", "starting"} <= set(typical["steps"])
+    # a profile with neither history nor configuration: null, and the page reads as before
+    failed = await spawn_and_wait(hub, "uma", "no-node-fits")
+    assert failed.get("failed") is True
+    assert typical_of(hub, "uma") is None
+    for name in ("olga", "pia", "quinn", "ruth", "sven", "tara"):
+        hub.api("DELETE", f"users/{name}/server")
