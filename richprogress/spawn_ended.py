@@ -53,3 +53,11 @@ def spawn_ended(spawner: Any, timeline: SpawnTimeline, *, outcome: str | None = 
             typical.default_cache(getattr(spawner, "config", None)).spawn_ended(typical.summarize(timeline, slug))
     except Exception:
         log.exception("richprogress: could not record the end of a spawn")
+
+
+def on_spawn_end(end: Any) -> None:
+    """``spawn_ended`` as a listener of a "spawn ended" notification that passes one object
+    with ``spawner``, ``timeline`` and ``outcome`` (``ready``, ``failed`` or ``stopped``):
+    the shape the spawn-history branch (issue 10) gives its listeners, so the two can share
+    one notification point."""
+    spawn_ended(end.spawner, end.timeline, outcome=getattr(end, "outcome", None))

@@ -69,27 +69,49 @@ class SpawnSummary:
 
 
 def as_summary(item: SpawnSummary | Mapping[str, Any]) -> SpawnSummary | None:
-    """A ``SpawnSummary`` from itself or a dict (a store row: ``finished`` as a datetime or
-    ISO string, ``outcome``, ``total_seconds``, ``steps``, ``profile_slug``); None when the
-    dict is unusable (no finish time)."""
+    """A ``SpawnSummary`` from itself or from a dict, such as a row of the spawn-history
+    store; None when the dict has no usable finish time.
+
+    Keys: ``finished`` (or ``finished_at``; a datetime, naive = UTC, or an ISO string),
+    ``outcome``, ``total_seconds`` (or ``elapsed``), ``profile_slug``, and ``steps``: a dict
+    step -> seconds, or a list of ``{"phase", "duration"}`` items as
+    ``diagnose.step_durations`` returns them (summed per step).
+    """
     if isinstance(item, SpawnSummary):
         return item
-    finished = item.get("finished")
+    finished = item.get("finished", item.get("finished_at"))
     if isinstance(finished, datetime):
         moment: datetime | None = finished if finished.tzinfo else finished.replace(tzinfo=timezone.utc)
     else:
         moment = parse_timestamp(finished)
     if moment is None:
         return None
-    total = item.get("total_seconds")
-    steps = item.get("steps") or {}
+    total = item.get("total_seconds", item.get("elapsed"))
     return SpawnSummary(
         finished=moment,
         outcome=str(item.get("outcome") or ""),
-        total_seconds=float(total) if isinstance(total, (int, float)) else None,
-        steps={k: float(v) for k, v in steps.items() if isinstance(v, (int, float))},
+        total_seconds=float(total) if _is_number(total) else None,
+        steps=_steps_of(item.get("steps")),
         profile_slug=item.get("profile_slug"),
     )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _steps_of(steps: Any) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if isinstance(steps, Mapping):
+        pairs: Iterable[tuple[Any, Any]] = steps.items()
+    elif isinstance(steps, (list, tuple)):
+        pairs = ((s.get("phase"), s.get("duration")) for s in steps if isinstance(s, Mapping))
+    else:
+        return out
+    for step, seconds in pairs:
+        if isinstance(step, str) and _is_number(seconds):
+            out[step] = out.get(step, 0.0) + float(seconds)
+    return out
 
 
 def step_seconds(timeline: SpawnTimeline) -> dict[str, float]:

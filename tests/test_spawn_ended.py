@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from types import SimpleNamespace
 from typing import Any
 
 from prometheus_client import REGISTRY
@@ -17,6 +18,8 @@ from test_spawner_mixin import collect, make, run
 
 from richprogress import typical
 from richprogress.metrics import default_metrics
+from richprogress.spawn_ended import on_spawn_end
+from richprogress.timeline import SpawnTimeline
 
 
 def read(name: str, **labels: str) -> float:
@@ -84,3 +87,14 @@ async def test_a_broken_metrics_path_never_fails_the_spawn(monkeypatch, caplog):
         _events, error = await run(spawner)
     assert error is None and spawner.spawn_timeline.outcome == "ready"
     assert "could not record the end of a spawn" in caplog.text
+
+
+def test_as_a_listener_of_a_spawn_end_notification():
+    """The shape issue 10's notification point passes to its listeners."""
+    spawner = spawner_with_profile("ended-listener")
+    timeline = SpawnTimeline()
+    timeline.finish("failed", "The server was stopped before it was ready.")
+    end = SimpleNamespace(spawner=spawner, timeline=timeline, outcome="stopped")
+    on_spawn_end(end)
+    on_spawn_end(end)
+    assert read("richprogress_spawn_duration_seconds_count", outcome="stopped", profile="ended-listener") == 1

@@ -148,6 +148,29 @@ def test_store_rows_as_dicts_are_read_too():
     assert set(typical["steps"]) == {"image"}
 
 
+def test_history_store_rows_are_read_as_they_are():
+    """Rows shaped as the spawn-history store keeps them: naive UTC ``finished_at``,
+    ``elapsed``, and the failure page's list of steps (a step may come back)."""
+    rows = [
+        {
+            "finished_at": (NOW - timedelta(hours=2)).replace(tzinfo=None),
+            "outcome": "ready",
+            "elapsed": 60.0 + n,
+            "profile_slug": "gpu",
+            "steps": [
+                {"phase": "image", "label": "Downloading", "start": 1.0, "duration": 30.0},
+                {"phase": "starting", "label": "Starting", "start": 31.0, "duration": None},
+                {"phase": "image", "label": "Downloading", "start": 40.0, "duration": 10.0 + n},
+            ],
+        }
+        for n in range(5)
+    ]
+    typical = typical_durations(rows, "gpu", now=NOW)
+    assert typical is not None
+    assert typical["total"] == {"p50": 62.0, "p90": 63.6, "samples": 5}
+    assert typical["steps"] == {"image": {"p50": 42.0, "p90": 43.6, "samples": 5}}
+
+
 def test_a_finished_timeline_summarizes_into_steps():
     data = json.loads((Path(__file__).parent / "data" / "volume-provisioning.events.json").read_text())
     start = datetime(2026, 11, 29, 21, 32, 55, tzinfo=timezone.utc)
