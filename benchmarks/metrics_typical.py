@@ -40,7 +40,7 @@ from richprogress.metrics import (  # noqa: E402
     MAX_EXTRA_RULES,
     MAX_PROFILES,
     OTHER,
-    SpawnMetrics,
+    default_metrics,
     observe_spawn_end,
 )
 from richprogress.records import PHASE_NAMES  # noqa: E402
@@ -128,7 +128,7 @@ def main() -> None:
     print("== /hub/metrics, one scrape (generate_latest of the default registry)")
     base, base_bytes = scrape_cost(runs)
     print(f"JupyterHub's own metrics only:          {base * 1e3:7.3f} ms  {base_bytes:7d} bytes")
-    metrics = SpawnMetrics(REGISTRY)
+    metrics = default_metrics()  # what setup(c) does at hub start
     empty, empty_bytes = scrape_cost(runs)
     print(f"+ richprogress, no spawn yet:           {empty * 1e3:7.3f} ms  {empty_bytes:7d} bytes"
           f"  (+{(empty - base) * 1e3:.3f} ms)")

@@ -22,11 +22,12 @@ import logging
 import re
 import threading
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 
+from .causes import TIMEOUT, UNKNOWN, failure_cause
 from .diagnose import Diagnosis, diagnose
 from .records import PHASE_NAMES
 from .timeline import SpawnTimeline
@@ -39,9 +40,6 @@ OTHER = "other"
 NO_PROFILE = "none"
 #: How a finished spawn ended, as the ``outcome`` label says it.
 OUTCOMES: tuple[str, ...] = ("ready", "failed", "stopped")
-#: Failure causes that are not a rule's id.
-TIMEOUT = "timeout"
-UNKNOWN = "unknown"
 #: The store operations that ``count_store_error`` knows.
 STORE_OPERATIONS: tuple[str, ...] = ("write", "read", "prune", "connect")
 #: Profiles admitted first-come before the rest become ``other``: a hub has a handful.
@@ -59,7 +57,6 @@ STEP_BUCKETS: tuple[float, ...] = (1, 2, 5, 10, 20, 30, 60, 90, 120, 180, 300, 6
 # A label value we may admit first-come: short, and made of id characters only, so free
 # text (a sentence, an image name with "/" and ":") never becomes a label.
 _ID_LIKE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z")
-_TIMEOUT_TEXT = re.compile(r"did not start (?:with)?in|timed? ?out|timeout", re.IGNORECASE)
 
 
 class BoundedLabel:
@@ -95,10 +92,11 @@ class BoundedLabel:
 
 
 class SpawnMetrics:
-    """The metric objects and their label bounds, in one registry (the default one in a
-    hub; a private one in tests)."""
+    """The metric objects and their label bounds, in one registry: the default one through
+    ``default_metrics()`` (made once: a second set in the same registry is an error), a
+    private one in tests."""
 
-    def __init__(self, registry: CollectorRegistry | None = REGISTRY) -> None:
+    def __init__(self, registry: CollectorRegistry | None) -> None:
         self.spawn_duration = Histogram(
             "richprogress_spawn_duration_seconds",
             "Seconds from the spawn request to the server being ready or the spawn ending "
@@ -182,7 +180,10 @@ class SpawnMetrics:
         if ended == "failed" or stopped_early:
             if diagnosis is None:
                 diagnosis = diagnose(timeline.records(), timeline.failure_message)
-            cause = self.cause(failure_cause(timeline, diagnosis))
+            records = timeline.records()
+            cause = self.cause(
+                failure_cause(reversed(records), diagnosis.get("record_id"), timeline.failure_message)
+            )
             if ended == "failed":
                 self.failures.labels(cause=cause, step=self.step(diagnosis.get("phase"))).inc()
             if stopped_early:
@@ -194,21 +195,6 @@ def _default_rule_ids() -> set[str]:
     from .formatter import default_rules
 
     return {rule.id for rule in default_rules()}
-
-
-def failure_cause(timeline: SpawnTimeline, diagnosis: Mapping[str, Any]) -> str:
-    """The cause of a failure as a label value (before bounding): the id of the rule that
-    produced the decisive record; ``timeout`` when no record explains it and the spawn ran
-    out of time; else ``unknown``."""
-    record_id = diagnosis.get("record_id")
-    if record_id:
-        for record in reversed(timeline.records()):
-            if record.get("id") == record_id:
-                rule = record.get("rule")
-                return rule if isinstance(rule, str) and rule else UNKNOWN
-    if _TIMEOUT_TEXT.search(timeline.failure_message or ""):
-        return TIMEOUT
-    return UNKNOWN
 
 
 _default: SpawnMetrics | None = None
