@@ -33,7 +33,7 @@ from jupyterhub.scopes import needs_scope
 from tornado import web
 
 from . import paths
-from .typical import typical_for_spawner
+from .typical_cache import typical_for_spawner
 from .web_context import STATIC_PREFIX, static_url, timeline_payload, timeline_report_text
 
 __all__ = [

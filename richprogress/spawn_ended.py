@@ -32,9 +32,9 @@ def spawn_ended(spawner: Any, timeline: SpawnTimeline, *, outcome: str | None = 
         if timeline in _announced or timeline.outcome == "pending":
             return
         _announced.add(timeline)
-        from . import metrics, typical
+        from . import metrics, typical, typical_cache
 
-        slug = typical.profile_slug_of(spawner)
+        slug = typical_cache.profile_slug_of(spawner)
         diagnosis: Diagnosis | None = None
         if timeline.outcome == "failed" and outcome != "stopped":
             diagnosis = diagnose(timeline.records(), timeline.failure_message)
@@ -50,7 +50,7 @@ def spawn_ended(spawner: Any, timeline: SpawnTimeline, *, outcome: str | None = 
             outcome=outcome,
         )
         if timeline.outcome == "ready" and outcome in (None, "ready"):
-            typical.default_cache(getattr(spawner, "config", None)).spawn_ended(typical.summarize(timeline, slug))
+            typical_cache.default_cache(getattr(spawner, "config", None)).spawn_ended(typical.summarize(timeline, slug))
     except Exception:
         log.exception("richprogress: could not record the end of a spawn")
 

@@ -29,7 +29,7 @@ CLASSES = {
     "EventFormatter": "richprogress.formatter",
     "RichProgressMixin": "richprogress.spawner",
     "RichKubeSpawner": "richprogress.kubespawner",
-    "TypicalTimes": "richprogress.typical",
+    "TypicalTimes": "richprogress.typical_cache",
     "JupyterHub": "jupyterhub.app",
     "KubeSpawner": "kubespawner",
     "Spawner": "jupyterhub.spawner",

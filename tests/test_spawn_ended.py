@@ -16,7 +16,7 @@ from typing import Any
 from prometheus_client import REGISTRY
 from test_spawner_mixin import collect, make, run
 
-from richprogress import typical
+from richprogress import typical, typical_cache
 from richprogress.metrics import default_metrics
 from richprogress.spawn_ended import on_spawn_end
 from richprogress.timeline import SpawnTimeline
@@ -42,7 +42,7 @@ async def test_a_ready_start_is_counted_once_and_feeds_typical_times():
     await spawner.stop()  # the user stops the running server later: no second count
     spawner._rp_spawn_ended(spawner.spawn_timeline)  # and a repeated announcement is ignored
     assert read(count, outcome="ready", profile="ended-ready") == 1
-    assert len(typical.default_cache()._recent["ended-ready"]) == 1
+    assert len(typical_cache.default_cache()._recent["ended-ready"]) == 1
 
 
 async def test_a_failed_start_counts_a_failure_by_cause_and_step():
@@ -55,7 +55,7 @@ async def test_a_failed_start_counts_a_failure_by_cause_and_step():
     assert read("richprogress_spawn_failures_total", cause="unknown", step="requested") == before + 1
     await spawner.stop()  # what the hub does after a failed start
     assert read("richprogress_spawn_duration_seconds_count", outcome="failed", profile="ended-failed") == 1
-    assert "ended-failed" not in typical.default_cache()._recent  # failures are no typical start
+    assert "ended-failed" not in typical_cache.default_cache()._recent  # failures are no typical start
 
 
 async def test_a_stop_while_pending_counts_as_stopped_not_failed():

@@ -23,14 +23,13 @@ from richprogress.records import PHASE_NAMES, PHASE_PROGRESS
 from richprogress.timeline import SpawnTimeline
 from richprogress.typical import (
     SpawnSummary,
-    TypicalCache,
-    TypicalTimes,
     merge_typical,
     percentile,
     summarize,
     typical_by_profile,
     typical_durations,
 )
+from richprogress.typical_cache import TypicalCache, TypicalTimes
 from richprogress.typical_words import (
     LONGER_THAN_USUAL,
     duration_words,
