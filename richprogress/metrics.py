@@ -141,6 +141,10 @@ class SpawnMetrics:
         self.profile = BoundedLabel(limit=MAX_PROFILES)
         self.cause = BoundedLabel(_default_rule_ids() | {TIMEOUT, UNKNOWN}, limit=MAX_EXTRA_RULES)
         self.operation = BoundedLabel(STORE_OPERATIONS)
+        # The failures a hub expects start at 0 too: an alert on increase() sees nothing of a
+        # series born at 1, so without this the first "no scale-up" failure would go unseen.
+        for cause, step in _expected_failures():
+            self.failures.labels(cause=cause, step=step)
         self._seen: weakref.WeakSet[SpawnTimeline] = weakref.WeakSet()
         self._seen_lock = threading.Lock()
 
@@ -189,6 +193,20 @@ class SpawnMetrics:
             if stopped_early:
                 self.stopped_early.labels(cause=cause).inc()
         return True
+
+
+def _expected_failures() -> list[tuple[str, str]]:
+    """(cause, step) of the failures worth a zero series: each default rule that says a
+    warning or an error, in its step; ``timeout`` and ``unknown`` in every step."""
+    from .formatter import default_rules
+
+    pairs = [
+        (rule.id, rule.phase)
+        for rule in default_rules()
+        if rule.phase in PHASE_NAMES and rule.severity in ("warning", "error")
+    ]
+    steps = [step for step in PHASE_NAMES if step != "ready"]
+    return pairs + [(cause, step) for cause in (TIMEOUT, UNKNOWN) for step in steps]
 
 
 def _default_rule_ids() -> set[str]:

@@ -5,7 +5,8 @@ Prometheus server (Debian's ``prometheus`` package, the one that ships promtool)
 its ``/hub/metrics`` every second and loads examples/prometheus-alerts.yml. Then every
 query of examples/grafana-dashboard.json runs through Prometheus's HTTP API, as Grafana
 would send it, and the panels that matter must show data: start time by profile, failures
-by cause, time per step. Every alert rule must evaluate without error.
+by cause, time per step. Every alert rule must evaluate without error, and the very first
+spawn whose pod never triggers a scale-up must raise the alert for it.
 
 Both servers listen on 127.0.0.1 on free ports and are stopped by their pid.
 """
@@ -196,5 +197,20 @@ async def test_dashboard_queries_show_data_from_a_real_scrape(stack):
     )
     names = {rule["name"] for group in prometheus.api("rules")["groups"] for rule in group["rules"]}
     assert len(names) == 7
+    assert not [a for a in prometheus.api("alerts")["alerts"] if a["labels"]["alertname"] == "JupyterHubScaleUpNotTriggered"]
+
+    # a pod that never triggers a scale-up: the very first such failure raises the alert
+    # (the series was scraped at 0 before it, so increase() sees it)
+    assert (await spawn_and_wait(hub, "flo", "no-node-fits")).get("failed") is True
+
+    def scale_up_alert() -> list[dict[str, Any]]:
+        return [
+            alert
+            for alert in prometheus.api("alerts")["alerts"]
+            if alert["labels"]["alertname"] == "JupyterHubScaleUpNotTriggered" and alert["state"] == "firing"
+        ]
+
+    wait_for(lambda: bool(scale_up_alert()), 20, "the no-scale-up alert to fire")
+    assert "would not add a machine" in scale_up_alert()[0]["annotations"]["summary"]
     for name in ("ada", "cy", "di"):
         hub.api("DELETE", f"users/{name}/server")

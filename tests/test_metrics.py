@@ -76,6 +76,16 @@ def value(registry: CollectorRegistry, name: str, **labels: str) -> float:
     return 0.0 if found is None else found
 
 
+def failure_count(registry: CollectorRegistry) -> float:
+    return sum(
+        s.value
+        for m in registry.collect()
+        if m.name == "richprogress_spawn_failures"
+        for s in m.samples
+        if s.name.endswith("_total")
+    )
+
+
 def test_a_ready_spawn_counts_its_duration_and_its_steps(registry, metrics):
     timeline = make_timeline("volume-provisioning", ended_after=20, outcome="ready")
     observe_spawn_end(timeline, profile_slug="small", diagnosis=None, metrics=metrics)
@@ -114,14 +124,7 @@ def test_a_failure_counts_once_by_cause_and_step(registry, metrics, scenario, me
     observe_spawn_end(timeline, profile_slug="small", diagnosis=None, metrics=metrics)  # again
 
     assert value(registry, "richprogress_spawn_failures_total", cause=cause, step=step) == 1
-    total_failures = sum(
-        s.value
-        for m in registry.collect()
-        if m.name == "richprogress_spawn_failures"
-        for s in m.samples
-        if s.name.endswith("_total")
-    )
-    assert total_failures == 1
+    assert failure_count(registry) == 1
     assert value(registry, "richprogress_spawn_duration_seconds_count", outcome="failed", profile="small") == 1
 
 
@@ -132,7 +135,7 @@ def test_a_stop_before_ready_is_no_failure(registry, metrics):
     )
     observe_spawn_end(timeline, profile_slug=None, diagnosis=None, outcome="stopped", metrics=metrics)
     assert value(registry, "richprogress_spawn_duration_seconds_count", outcome="stopped", profile="none") == 1
-    assert "richprogress_spawn_failures_total{" not in generate_latest(registry).decode()
+    assert failure_count(registry) == 0
 
 
 def test_a_pending_spawn_is_not_counted_yet(registry, metrics):
@@ -206,6 +209,22 @@ def test_observing_never_raises(registry, metrics, caplog):
     with caplog.at_level(logging.ERROR):
         observe_spawn_end(timeline, profile_slug="p", diagnosis=None, metrics=metrics)
     assert "could not record a spawn in the metrics" in caplog.text
+
+
+def test_expected_failures_start_at_zero(registry, metrics):
+    """So that an alert on increase() sees the first one (a series born at 1 has none)."""
+    text = generate_latest(registry).decode()
+    for cause, step in [
+        ("not-triggered-scale-up", "scaling"),
+        ("image-not-found", "image"),
+        ("out-of-memory", "starting"),
+        ("timeout", "scheduling"),
+        ("unknown", "requested"),
+    ]:
+        assert f'richprogress_spawn_failures_total{{cause="{cause}",step="{step}"}} 0.0' in text
+    assert failure_count(registry) == 0
+    # not every rule: an informational one (a machine was found) is never a failure's cause
+    assert 'cause="scheduled"' not in text
 
 
 def test_store_errors_start_at_zero_and_count_by_operation(registry, metrics):
