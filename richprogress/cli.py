@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ._version import __version__
-from .diagnose import decisive_record, diagnose, time_order
+from .diagnose import decisive_record, diagnose, ended_running, time_order
 from .records import EventRecord
 from .report import render_timeline_text
 
@@ -256,7 +256,7 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
     ordered = time_order(records, first=True)
     # End with the diagnosis when a warning or error still stands at the end; a spawn whose
     # FailedScheduling was overcome by a scale-up went fine and needs no "What went wrong".
-    problem = decisive_record(records) is not None
+    problem = decisive_record(records) is not None and not ended_running(records)
     out.write(
         render_timeline_text(
             ordered,
