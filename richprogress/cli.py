@@ -41,6 +41,7 @@ examples:
   kubectl get events -o json --field-selector involvedObject.name=jupyter-alice \\
       | richprogress explain
   richprogress explain events.json --diagnose
+  richprogress explain events.json --raw      # each event's own message under its sentence
   richprogress explain events.json --json --rules my-rules.json
 
 exit status: 0 on success, 2 on bad input (one line on stderr says what is wrong).
@@ -262,6 +263,7 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
             ordered,
             diagnosis=diagnose(records) if problem else None,
             color=_use_color(out, args.color),
+            raw=args.raw,
         )
     )
     return 0
@@ -300,6 +302,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help='print one JSON object {"summary", "hint", "phase", "record_id"}: why the '
         "spawn failed, what to do, and the step it died in",
+    )
+    sub.add_argument(
+        "--raw",
+        action="store_true",
+        help="show each event's own Kubernetes message under its sentence (to check a "
+        "sentence, or to paste into a search engine)",
     )
     sub.add_argument(
         "--rules",

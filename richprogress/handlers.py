@@ -32,7 +32,13 @@ from jupyterhub.scopes import needs_scope
 from tornado import web
 
 from . import paths
-from .web_context import STATIC_PREFIX, static_url, timeline_payload, timeline_report_text
+from .web_context import (
+    STATIC_PREFIX,
+    spawner_facts,
+    static_url,
+    timeline_payload,
+    timeline_report_text,
+)
 
 __all__ = [
     "RichProgressStaticHandler",
@@ -91,11 +97,12 @@ class TimelineAPIHandler(APIHandler):
                     user=user.name,
                     server_name=server_name,
                     hub_url=self._hub_url(),
+                    facts=spawner_facts(spawner, timeline),
                 )
             )
         elif fmt == "json":
             self.set_header("Content-Type", "application/json")
-            self.finish(json.dumps(timeline_payload(timeline)))
+            self.finish(json.dumps(timeline_payload(timeline, spawner_facts(spawner, timeline))))
         else:
             raise web.HTTPError(400, "format must be 'json' or 'text'")
 

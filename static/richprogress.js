@@ -38,6 +38,8 @@
 //   Test hook: window.richprogressPage.reconnect() (pending page) closes the event stream
 //              and opens a new one; the hub replays the spawn, rows must not double.
 
+import { attachDetails, detailsOpen, displayText, formatCount, wireRenderedDetails } from "./row-details.js";
+
 // -- the vocabulary: must equal richprogress/records.py (tests/test_vocabulary_js.py) ----
 export const SEVERITIES = ["info", "warning", "error"];
 export const PHASES = [
@@ -151,6 +153,7 @@ export function rowMoment(record, started) {
 function fillRow(row, record, started) {
   const severity = SEVERITIES.includes(record.severity) ? record.severity : "info";
   row.dataset.severity = severity;
+  const open = detailsOpen(row);
   row.replaceChildren();
 
   const [since, stamp] = rowMoment(record, started);
@@ -179,14 +182,15 @@ function fillRow(row, record, started) {
   }
   const count = Number(record.count) || 1;
   if (count > 1) {
-    const badge = el("span", "rp-count", `x${count}`);
+    const badge = el("span", "rp-count", `x${formatCount(count)}`);
     const last = record.timestamp ? ` (${record.timestamp.slice(11, 19)} UTC)` : "";
     badge.title = `happened ${count} times, last at ${formatClock(record.since_spawn)}${last}`;
     pills.append(badge);
   }
   if (pills.childElementCount) body.append(pills);
-  body.append(el("span", "rp-message", record.message || record.raw_message || ""));
+  body.append(el("span", "rp-message", displayText(record.message || record.raw_message || "")));
   row.append(when, body);
+  attachDetails(row, record, open);
 }
 
 /** The live page: rows keyed by record id, so repeats and stream replays update in place. */
@@ -413,6 +417,7 @@ function setUpFailurePage() {
     const local = localTime(time.dateTime);
     if (local) time.title = `${local} (your time)`;
   }
+  wireRenderedDetails();
   const button = document.getElementById("rp-copy");
   const report = document.getElementById("rp-report");
   const status = document.getElementById("rp-copy-status");
