@@ -634,7 +634,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     {
         "id": "container-unhealthy",
         "match": {"reason": r"Unhealthy\Z", "fieldPath": CONTAINER,
-                  "message": r"(?P<probe>Readiness|Liveness|Startup) probe failed"},
+                  "message": r"(?P<probe>Readiness|Liveness|Startup) probe (?:failed|errored)"},
         "template": "The {container} container did not pass a health check yet ({probe} probe)",
         "severity": "warning",
         "hint": "Servers can take a while to answer at first. If it keeps failing, ask your administrator.",

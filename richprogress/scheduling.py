@@ -79,6 +79,10 @@ def _classify(text: str) -> tuple[str, str, str]:
         return (f"res:{name}", "", "")
     if low.startswith("too many pods"):
         return ("res:room", "", "")
+    if low.startswith("node(s) had untolerated taint(s)") and "{" not in low:
+        # Kubernetes 1.30+ no longer names the taint: it may be a reserved pool or a broken
+        # machine, so say only what the event says.
+        return ("taint-any", "is closed to servers like this one", "are closed to servers like this one")
     taint = _TAINT_RE.match(low)
     if taint:
         found = _HEALTH_TAINTS.get(taint.group(1).strip())
@@ -170,6 +174,7 @@ _ALL = {
     "cordoned": "All machines are closed to new servers",
     "leaving": "All machines are being removed",
     "taint": "All machines are reserved for other work",
+    "taint-any": "No machine is open to servers like this one",
     "volume-affinity": "No machine that can reach your existing disk can take your server",
     "volume-zone": "No machine is in the same zone as your disk",
     "no-pv": "No disk is available for your storage",
