@@ -183,6 +183,8 @@ def detail_pairs(record: dict[str, Any]) -> list[tuple[str, str]]:
     """What a row shows when opened (static/row-details.js ``detailPairs`` builds the same on
     the live page): the event's own message, reason, object, component, count, first and
     last time. Values are display text (controls escaped, long text shortened)."""
+    if not record.get("reason") and not record.get("component"):
+        return []  # no Kubernetes event (the hub's own message): nothing more to show
     obj = record.get("object") or {}
     object_text = "/".join(str(part) for part in (obj.get("kind"), obj.get("name")) if part)
     if obj.get("field_path"):

@@ -58,6 +58,8 @@ function utc(iso) {
  * @returns {Array<[string, string]>}
  */
 export function detailPairs(record) {
+  // A message that is no Kubernetes event (the hub's own, a patience line) has nothing more to say.
+  if (!record.reason && !record.component) return [];
   const obj = record.object || {};
   let object = [obj.kind, obj.name].filter(Boolean).join("/");
   if (obj.field_path) object += ` (${obj.field_path})`;
