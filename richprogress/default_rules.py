@@ -29,7 +29,7 @@ from .wording import (
 CONTAINER = r"spec\.(?:initContainers|containers|ephemeralContainers)\{(?P<container>[^}]+)\}"
 # Kubelet quotes image names with Go's %q: a quote inside the name is escaped, so a hostile
 # name ("<iframe srcdoc=\"...\">") is read whole, never cut at its first quote.
-IMAGE = r'"(?P<image>(?:[^"\\]|\\.)+)"'
+IMAGE = r'"(?P<image>(?=[^"])[^"\\]*(?:\\.[^"\\]*)*)"'  # unrolled: linear, fast on a 100 kB name
 
 # Everything after the first line of a message is detail: (?s) lets ".*" take newlines.
 _DETAIL = r"(?s)(?P<detail>.*)"

@@ -284,8 +284,8 @@ def failure_view(
     ]
     phase = diagnosis["phase"]
     return FailureView(
-        summary=diagnosis["summary"],
-        hint=diagnosis["hint"],
+        summary=display_text(diagnosis["summary"]),
+        hint=display_text(diagnosis["hint"]) if diagnosis["hint"] else None,
         phase_label=PHASE_LABELS.get(phase or "", "Unknown"),
         user_name=user_name,
         server_name=server_name,

@@ -290,7 +290,7 @@ class PendingPage {
   /** @param {ProgressEvent} evt */
   onEvent(evt) {
     if (evt.progress !== undefined) this.setProgress(evt.progress);
-    if (evt.message !== undefined) this.message.textContent = evt.message;
+    if (evt.message !== undefined) this.message.textContent = displayText(evt.message);
     if (evt.record && evt.record.id) this.addRecord(evt.record);
     else if (evt.message && !evt.ready && !evt.failed) this.addMessage(evt.message);
     if (evt.ready) {
@@ -347,7 +347,7 @@ class PendingPage {
     const box = document.getElementById("rp-failure");
     const summary = document.getElementById("rp-failure-summary");
     const hint = document.getElementById("rp-failure-hint");
-    summary.textContent = cleaned || `${whose} could not start.`;
+    summary.textContent = displayText(cleaned) || `${whose} could not start.`;
     box.hidden = false;
     document.getElementById("progress-details").open = true;
     // The hub's diagnosis reads better than the exception text (which may be empty).
@@ -359,8 +359,8 @@ class PendingPage {
       if (!response.ok) return;
       const timeline = await response.json();
       if (timeline.diagnosis) {
-        summary.textContent = timeline.diagnosis.summary || summary.textContent;
-        hint.textContent = timeline.diagnosis.hint || "";
+        summary.textContent = displayText(timeline.diagnosis.summary) || summary.textContent;
+        hint.textContent = displayText(timeline.diagnosis.hint || "");
       }
     } catch {
       // The link to the failure page is there either way.

@@ -75,3 +75,30 @@ def test_rows_open_from_the_keyboard_on_both_pages(hub_page, images_dir, axe_sou
     page.keyboard.press("Enter")
     assert hub_page.axe_violations(axe_source) == []
     assert hub_page.dialogs == []
+
+
+def test_a_100_kb_image_name_is_shortened_and_the_page_stays_responsive(hub_page) -> None:
+    """Issue 8: a 100 kB image name made the tab unresponsive for 20+ s; now every view
+    shows it cut with "... (N more characters)" (the JSON keeps it whole)."""
+    import time
+
+    page = hub_page.page
+    image = "quay.io/" + "a" * 100_000 + ":1"
+    hub_page.spawn("custom-image", image=image)
+    row = hub_page.rows().filter(has_text="more characters").first
+    expect(row).to_be_visible()
+    # the event loop of the tab answers at once while rows keep arriving
+    started = time.monotonic()
+    page.evaluate("() => new Promise((resolve) => setTimeout(resolve, 0))")
+    answer = time.monotonic() - started
+    print(f"\n100 kB image name: the tab answered in {answer * 1000:.0f} ms")
+    assert answer < 5
+    expect(page.locator("#rp-failure")).to_be_visible()
+    longest = page.eval_on_selector_all(
+        "#progress-log .rp-message, #rp-failure-summary", "els => Math.max(...els.map(e => e.textContent.length))"
+    )
+    assert longest < 3000
+    page.reload()
+    expect(page.locator("#rp-summary")).to_contain_text("more characters")
+    assert len(page.locator("#rp-summary").text_content() or "") < 3000
+    assert len(page.locator("#rp-report").text_content() or "") < 60_000
