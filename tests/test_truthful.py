@@ -257,3 +257,15 @@ def test_image_references_are_read_whole(image: str) -> None:
     (record,) = records([ev("Pulling", f'Pulling image "{image}"', 0, field_path=NOTEBOOK)])
     assert record["rule"] == "image-pulling"
     assert image in record["message"]
+
+
+def test_the_record_cache_never_gives_a_placeholder_wording_to_a_server() -> None:
+    """The same preemption message for a placeholder, then for a server, in either order:
+    the formatter's record cache must key these by the pod's name."""
+    message = "Preempted by pod 7d0e6f5c-3a52-4a8e-9f3b-1c2d3e4f5a6b on node user-pool-1"
+    formatter = EventFormatter()
+    for names in (["user-placeholder-0", "jupyter-alice"], ["jupyter-bob", "user-placeholder-1"]):
+        for n, name in enumerate(names * 2):
+            event = ev("Preempted", message, n, component="default-scheduler", name=name)
+            record = formatter.format_event(event)
+            assert record["message"].startswith("Room was made") == name.startswith("user-placeholder")
