@@ -173,12 +173,12 @@ function fillRow(row, record, started) {
 
   const body = el("span", "rp-body");
   const pills = el("span", "rp-pills");
-  if (record.type) pills.append(el("span", "rp-pill rp-pill-type", record.type));
-  if (record.reason) pills.append(el("span", "rp-pill rp-pill-reason", record.reason));
-  const object = objectLabel(record.object);
+  if (record.type) pills.append(el("span", "rp-pill rp-pill-type", displayText(record.type, 200)));
+  if (record.reason) pills.append(el("span", "rp-pill rp-pill-reason", displayText(record.reason, 200)));
+  const object = displayText(objectLabel(record.object), 300);
   if (object) pills.append(el("span", "rp-pill rp-pill-object", object));
   if (record.object && record.object.container) {
-    pills.append(el("span", "rp-pill rp-pill-container", `container ${record.object.container}`));
+    pills.append(el("span", "rp-pill rp-pill-container", `container ${displayText(record.object.container, 200)}`));
   }
   const count = Number(record.count) || 1;
   if (count > 1) {
@@ -337,7 +337,7 @@ class PendingPage {
     const cleaned = message.replace(/^(\s*spawn failed\s*:?\s*)+/i, "");
     this.bar.classList.add("bg-danger");
     this.step.textContent = `Stopped at: ${this.step.textContent}`;
-    const whose = this.data.viewerIsOwner ? "Your server" : `The server of ${this.data.userName}`;
+    const whose = this.data.viewerIsOwner ? "Your server" : `The server of ${displayText(this.data.userName, 300)}`;
     document.getElementById("rp-title").textContent = `${whose} could not start`;
     document.getElementById("rp-lead").hidden = true;
     // JupyterHub's own text ("Spawn failed: ", often empty); the alert says it better.

@@ -198,3 +198,12 @@ def test_no_static_module_builds_html_from_strings(module: str) -> None:
     code = "\n".join(line for line in (REPO / "static" / module).read_text().splitlines()
                      if not line.lstrip().startswith("//"))
     assert not re.search(r"\.innerHTML\b|\.outerHTML\b|insertAdjacentHTML|document\.write|\beval\(", code)
+
+
+def test_failure_page_shows_bidi_controls_escaped_in_names_and_rows() -> None:
+    records = image_not_found(image=f"quay.io/evil/{RLO}gnp.exe:1")
+    doc = failure_page(f"mallory{RLO}", timeline(records), viewer="admin")
+    page_text = doc.by_id("richprogress-failed").text()
+    assert RLO not in page_text
+    assert "mallory\\u202e" in doc.by_id("rp-facts").words()
+    assert "quay.io/evil/\\u202egnp.exe:1" in doc.by_id("rp-summary").words()
