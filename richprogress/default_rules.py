@@ -230,6 +230,30 @@ def _terminated_sentence(container: str = "", why: str = "", code: str = "", **_
     return f"The {container} container stopped with an error{code}"
 
 
+_DISRUPTION_WHY = {
+    "underutilized": "it was underused",
+    "empty": "it was empty",
+    "drifted": "its configuration changed",
+    "expired": "it reached its maximum age",
+    "emptiness": "it was empty",
+    "consolidation": "it was underused",
+    "drift": "its configuration changed",
+    "expiration": "it reached its maximum age",
+}
+
+
+def _karpenter_evicted_sentence(why: str = "", **_: str) -> str:
+    reason = _DISRUPTION_WHY.get(why.lower())
+    sentence = "Your server was stopped because the cluster is removing its machine"
+    return f"{sentence} ({reason})" if reason else sentence
+
+
+def _karpenter_disrupting_sentence(why: str = "", **_: str) -> str:
+    # A Node or NodeClaim event: about a machine, never "your server".
+    reason = _DISRUPTION_WHY.get(why.lower())
+    return "The cluster is removing a machine" + (f" ({reason})" if reason else "")
+
+
 def _evicted_sentence(resource: str = "", detail: str = "", **_: str) -> str:
     if resource:
         words = _RESOURCE_WORDS.get(resource.lower(), resource)
@@ -693,6 +717,21 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "template": "Your server was stopped because it wrote more temporary files than it may",
         "severity": "error",
         "hint": "Save large files in your home folder or delete temporary files, then start your server again.",
+    },
+    {
+        # Karpenter's disruption (consolidation, drift, expiry) evicts the pods of a machine
+        # it removes: kubernetes-sigs/karpenter pkg/controllers/node/termination, v0.3x-v1.x.
+        "id": "karpenter-evicted",
+        "match": {"reason": r"Evicted\Z", "message": r"Evicted pod: ?(?P<why>\w*)"},
+        "template": _karpenter_evicted_sentence,
+        "severity": "error",
+        "hint": "Start your server again: it will start on another machine.",
+    },
+    {
+        "id": "karpenter-disrupting",
+        "match": {"reason": r"DisruptionTerminating\Z|Disrupting\Z",
+                  "message": r"Disrupting (?:NodeClaim|Node|Machine)(?:: (?P<why>\w+))?"},
+        "template": _karpenter_disrupting_sentence,
     },
     {
         "id": "evicted",

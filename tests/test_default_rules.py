@@ -592,6 +592,16 @@ CASES = [
         "No image is set for this server (its image name is None:None)", "error", "image", id="image-unset-none",
     ),
     pytest.param(
+        ev("Evicted", "Evicted pod: Underutilized", component="karpenter"),
+        "Your server was stopped because the cluster is removing its machine (it was underused)", "error", None,
+        id="karpenter-evicted",
+    ),
+    pytest.param(
+        ev("DisruptionTerminating", "Disrupting NodeClaim: Drifted", component="karpenter", kind="NodeClaim",
+           name="default-x7k2p"),
+        "The cluster is removing a machine (its configuration changed)", "info", None, id="karpenter-disrupting",
+    ),
+    pytest.param(
         ev("OutOfcpu", "Node didn't have enough resource: cpu, requested: 4000, used: 3500, capacity: 3920", type=W),
         "The machine chosen for your server did not have enough free CPU (it asks for 4 CPUs; the machine has "
         "3.9 CPUs)", "error", "scheduling", id="out-of-cpu-bigger-than-machine",
