@@ -750,9 +750,12 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "phase": "scheduling",
     },
     {
+        # The scheduler may preempt any pod of the namespace (another user's, a placeholder),
+        # and the event may reach a timeline through its related object: name the pod
+        # rather than say "your server".
         "id": "preempted",
-        "match": {"reason": r"Preempted\Z", "kind": r"Pod\Z"},
-        "template": "Your server was stopped to make room for more important work",
+        "match": {"reason": r"Preempted\Z", "kind": r"Pod\Z", "name": r"(?P<pod>.+)"},
+        "template": "The server {pod} was stopped to make room for more important work",
         "severity": "error",
         "hint": "Start your server again. If it keeps happening, ask your administrator.",
     },

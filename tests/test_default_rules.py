@@ -450,7 +450,7 @@ CASES = [
     pytest.param(
         ev("Preempted", "Preempted by pod 5c9d0e1f-aaaa-bbbb-cccc-000000000000 on node gke-c-pool-1a1a-rc5d",
            component="default-scheduler", type="Normal"),
-        "Your server was stopped to make room for more important work", "error", None, id="preempted",
+        "The server jupyter-alice was stopped to make room for more important work", "error", None, id="preempted",
     ),
     pytest.param(
         ev("FailedCreatePodSandBox", 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup '

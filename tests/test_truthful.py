@@ -75,6 +75,13 @@ def test_a_placeholder_preempted_for_the_server_is_good_news() -> None:
     assert record["severity"] == "info"
 
 
+def test_another_users_preempted_pod_is_never_your_server() -> None:
+    (record,) = records([ev("Preempted", "Preempted by jhub/jupyter-alice on node node-a1", 1,
+                            component="default-scheduler", name="jupyter-bob")])
+    assert "your server" not in record["message"].lower()
+    assert "jupyter-bob" in record["message"]
+
+
 def test_a_spawn_that_became_ready_never_ends_with_what_went_wrong(capsys: Any, tmp_path: Path) -> None:
     events = [
         ev("FailedScheduling", "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are "
