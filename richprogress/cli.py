@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ._version import __version__
-from .diagnose import decisive_record, diagnose, time_order
+from .diagnose import decisive_record, diagnose, ended_running, time_order
 from .records import EventRecord
 from .report import render_timeline_text
 
@@ -41,6 +41,7 @@ examples:
   kubectl get events -o json --field-selector involvedObject.name=jupyter-alice \\
       | richprogress explain
   richprogress explain events.json --diagnose
+  richprogress explain events.json --raw      # each event's own message under its sentence
   richprogress explain events.json --json --rules my-rules.json
 
 exit status: 0 on success, 2 on bad input (one line on stderr says what is wrong).
@@ -256,12 +257,13 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
     ordered = time_order(records, first=True)
     # End with the diagnosis when a warning or error still stands at the end; a spawn whose
     # FailedScheduling was overcome by a scale-up went fine and needs no "What went wrong".
-    problem = decisive_record(records) is not None
+    problem = decisive_record(records) is not None and not ended_running(records)
     out.write(
         render_timeline_text(
             ordered,
             diagnosis=diagnose(records) if problem else None,
             color=_use_color(out, args.color),
+            raw=args.raw,
         )
     )
     return 0
@@ -300,6 +302,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help='print one JSON object {"summary", "hint", "phase", "record_id"}: why the '
         "spawn failed, what to do, and the step it died in",
+    )
+    sub.add_argument(
+        "--raw",
+        action="store_true",
+        help="show each event's own Kubernetes message under its sentence (to check a "
+        "sentence, or to paste into a search engine)",
     )
     sub.add_argument(
         "--rules",

@@ -15,13 +15,33 @@ import re
 from typing import Any
 
 from .scheduling import summarize_scale_up_failure, summarize_scheduling
+from .wording import (
+    admission_fact,
+    container_error_sentence,
+    eviction_fact,
+    karpenter_summary,
+    mount_fact,
+    multi_attach_holder,
+    sandbox_problem,
+)
 
 # The container an event is about, from involvedObject.fieldPath.
 CONTAINER = r"spec\.(?:initContainers|containers|ephemeralContainers)\{(?P<container>[^}]+)\}"
-IMAGE = r'"(?P<image>[^"]+)"'
+# Kubelet quotes image names with Go's %q: a quote inside the name is escaped, so a hostile
+# name ("<iframe srcdoc=\"...\">") is read whole, never cut at its first quote.
+IMAGE = r'"(?P<image>(?=[^"])[^"\\]*(?:\\.[^"\\]*)*)"'  # unrolled: linear, fast on a 100 kB name
 
 # Everything after the first line of a message is detail: (?s) lets ".*" take newlines.
 _DETAIL = r"(?s)(?P<detail>.*)"
+# A FailedScheduling message that names storage problems and no machine problem (looked for
+# in its first 4000 characters only, so a huge message costs no more than a short one).
+_STORAGE_ONLY = (
+    r"(?=(?s:.{0,4000}?)(?:unbound immediate PersistentVolumeClaims|available persistent volumes to bind"
+    r"|volume node affinity conflict|no available volume zone|bound to non-existent pv|PreBind plugin \"VolumeBinding\""
+    r"|[Vv]olume binding|binding volumes|persistentvolumeclaim \"[^\"]*\" not found))"
+    r"(?!(?s:.{0,4000}?)(?:Insufficient|Too many pods|taint|affinity/selector|(?<!volume )node affinity|anti-affinity"
+    r"|pod affinity|free ports|unschedulable|topology spread|node name|hostname))"
+)
 
 
 def _scheduling_sentence(detail: str = "", **_: str) -> str:
@@ -98,9 +118,81 @@ _RESOURCE_WORDS = {
 }
 
 
-def _out_of_sentence(resource: str = "", **_: str) -> str:
+def _out_of_sentence(resource: str = "", detail: str = "", **_: str) -> str:
     words = _RESOURCE_WORDS.get(resource.lower(), "GPU" if "gpu" in resource.lower() else resource)
-    return f"The machine chosen for your server did not have enough free {words}"
+    sentence = f"The machine chosen for your server did not have enough free {words}"
+    fact = admission_fact(detail)
+    return f"{sentence} ({fact[0]})" if fact else sentence
+
+
+def _out_of_hint(detail: str = "", **_: str) -> str:
+    fact = admission_fact(detail)
+    if fact and fact[1]:
+        # More than the whole machine: starting again cannot help.
+        return ("Your server asks for more than the whole machine has. Choose a smaller server "
+                "option, or ask your administrator to fix this option.")
+    return ("Start your server again; if it keeps happening, choose a smaller server size "
+            "or ask your administrator.")
+
+
+def _karpenter_sentence(detail: str = "", **_: str) -> str:
+    return karpenter_summary(detail)[0]
+
+
+def _karpenter_hint(detail: str = "", **_: str) -> str:
+    return karpenter_summary(detail)[1]
+
+
+def _multi_attach_sentence(detail: str = "", **_: str) -> str:
+    holder = multi_attach_holder(detail)
+    if holder:
+        return f"Your disk is still in use by {holder}, so it cannot be connected to this machine"
+    return "Your disk is still connected to another machine"
+
+
+def _mount_failed_sentence(volume: str = "", detail: str = "", **_: str) -> str:
+    fact = mount_fact(detail)
+    what = f"your storage ({volume})" if volume else "your storage"
+    if fact:
+        return f"Mounting {what} failed: {fact}; the cluster will try again"
+    return f"Mounting {what} into your server failed; the cluster will try again"
+
+
+def _container_error(container: str = "", detail: str = "", **_: str) -> str:
+    return container_error_sentence(container, detail)
+
+
+def _sandbox_sentence(detail: str = "", **_: str) -> str:
+    problem = sandbox_problem(detail)
+    if problem == "ips":
+        return "The machine has no IP addresses left for your server"
+    if problem == "network":
+        return "The machine's network plugin could not set up your server's network"
+    return ("The machine could not set up a sandbox (network and isolation) for your server; "
+            "the cluster will try again")
+
+
+def _sandbox_hint(detail: str = "", **_: str) -> str:
+    if sandbox_problem(detail):
+        return "This needs your administrator: the cluster's network could not give your server an address."
+    return "If it keeps happening, ask your administrator."
+
+
+def _unset_image(image: str) -> bool:
+    """KubeSpawner writes an unset image as "None" (or "None:None"): the admin's config."""
+    return image.split(":")[0].strip().lower() in ("", "none", "null")
+
+
+def _invalid_image_sentence(image: str = "", **_: str) -> str:
+    if _unset_image(image):
+        return f"No image is set for this server (its image name is {image or 'empty'})"
+    return f"The image name {image} is not a valid image name"
+
+
+def _invalid_image_hint(image: str = "", **_: str) -> str:
+    if _unset_image(image):
+        return "Ask your administrator: this server option has no image set."
+    return "Check the image name for typos (spaces, capital letters, a missing tag)."
 
 
 def _oom_sentence(process: str = "", **_: str) -> str:
@@ -138,10 +230,36 @@ def _terminated_sentence(container: str = "", why: str = "", code: str = "", **_
     return f"The {container} container stopped with an error{code}"
 
 
-def _evicted_sentence(resource: str = "", **_: str) -> str:
+_DISRUPTION_WHY = {
+    "underutilized": "it was underused",
+    "empty": "it was empty",
+    "drifted": "its configuration changed",
+    "expired": "it reached its maximum age",
+    "emptiness": "it was empty",
+    "consolidation": "it was underused",
+    "drift": "its configuration changed",
+    "expiration": "it reached its maximum age",
+}
+
+
+def _karpenter_evicted_sentence(why: str = "", **_: str) -> str:
+    reason = _DISRUPTION_WHY.get(why.lower())
+    sentence = "Your server was stopped because the cluster is removing its machine"
+    return f"{sentence} ({reason})" if reason else sentence
+
+
+def _karpenter_disrupting_sentence(why: str = "", **_: str) -> str:
+    # A Node or NodeClaim event: about a machine, never "your server".
+    reason = _DISRUPTION_WHY.get(why.lower())
+    return "The cluster is removing a machine" + (f" ({reason})" if reason else "")
+
+
+def _evicted_sentence(resource: str = "", detail: str = "", **_: str) -> str:
     if resource:
         words = _RESOURCE_WORDS.get(resource.lower(), resource)
-        return f"Your server was stopped because its machine ran low on {words}"
+        sentence = f"Your server was stopped because its machine ran low on {words}"
+        fact = eviction_fact(detail)
+        return f"{sentence} ({fact})" if fact else sentence
     return "Your server was stopped by the cluster to free up its machine"
 
 
@@ -175,10 +293,19 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "id": "karpenter-failed-scheduling",
         "match": {"reason": r"FailedScheduling\Z", "reportingComponent": r"karpenter",
                   "message": r"(?s)Failed to schedule pod, (?P<detail>.*)"},
-        "template": "The cluster has no type of machine that can run your server as chosen",
+        "template": _karpenter_sentence,
         "severity": "error",
-        "hint": "Try a smaller server size, or ask your administrator.",
+        "hint": _karpenter_hint,
         "phase": "scheduling",
+    },
+    {
+        # Storage is not scheduling: unbound or unbindable volumes are the storage step.
+        "id": "failed-scheduling-storage",
+        "match": {"reason": r"FailedScheduling\Z", "message": _STORAGE_ONLY + r"(?P<detail>(?s:.*))"},
+        "template": _scheduling_sentence,
+        "severity": "warning",
+        "hint": _scheduling_hint,
+        "phase": "volume",
     },
     {
         "id": "failed-scheduling",
@@ -198,11 +325,10 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     },
     {
         "id": "out-of-resource",
-        "match": {"reason": r"OutOf(?P<resource>\S+)\Z"},
+        "match": {"reason": r"OutOf(?P<resource>\S+)\Z", "message": _DETAIL},
         "template": _out_of_sentence,
         "severity": "error",
-        "hint": "Start your server again; if it keeps happening, choose a smaller server size "
-        "or ask your administrator.",
+        "hint": _out_of_hint,
         "phase": "scheduling",
     },
     # ---- autoscaling ------------------------------------------------------------------
@@ -297,8 +423,8 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     },
     {
         "id": "volume-multi-attach",
-        "match": {"reason": r"FailedAttachVolume\Z", "message": r"Multi-Attach error"},
-        "template": "Your disk is still connected to another machine",
+        "match": {"reason": r"FailedAttachVolume\Z", "message": r"(?s)(?P<detail>Multi-Attach error.*)"},
+        "template": _multi_attach_sentence,
         "severity": "warning",
         "hint": "A previous server of yours may still be stopping. Wait a few minutes and try again.",
         "phase": "volume",
@@ -333,9 +459,17 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "phase": "volume",
     },
     {
+        "id": "volume-mounted",
+        "match": {"reason": r"SuccessfulMountVolume\Z",
+                  "message": r'(?:MountVolume\.\w+ succeeded for volume "(?P<volume>[^"]+)")?'},
+        "template": "Your storage is mounted",
+        "phase": "volume",
+    },
+    {
         "id": "volume-mount-failed",
-        "match": {"reason": r"FailedMount\Z"},
-        "template": "Mounting storage into your server failed; the cluster will try again",
+        "match": {"reason": r"FailedMount\Z",
+                  "message": r'(?s)(?:MountVolume\.\w+ failed for volume "(?P<volume>[^"]{1,253})")?(?P<detail>.*)'},
+        "template": _mount_failed_sentence,
         "severity": "warning",
         "hint": "If this keeps happening for more than a few minutes, ask your administrator.",
         "phase": "volume",
@@ -343,7 +477,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     # ---- images -----------------------------------------------------------------------
     {
         "id": "image-pulling",
-        "match": {"reason": r"Pulling\Z", "fieldPath": CONTAINER, "message": r"Pulling image " + IMAGE},
+        "match": {"reason": r"Pulling\Z", "fieldPath": CONTAINER, "message": r"[Pp]ulling image " + IMAGE},
         "template": "Downloading the image {image} for the {container} container",
         "phase": "image",
     },
@@ -409,9 +543,9 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "id": "image-invalid-name",
         "match": {"reason": r"InspectFailed\Z|InvalidImageName\Z",
                   "message": r"(?s)(?:Failed to apply default image tag " + IMAGE + r")?"},
-        "template": "The image name {image} is not a valid image name",
+        "template": _invalid_image_sentence,
         "severity": "error",
-        "hint": "Check the image name for typos (spaces, capital letters, a missing tag).",
+        "hint": _invalid_image_hint,
         "phase": "image",
     },
     {
@@ -459,19 +593,57 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     # ---- containers -------------------------------------------------------------------
     {
         "id": "container-created",
-        "match": {"reason": r"Created\Z", "message": r"Created container:? (?P<container>\S+)"},
+        "match": {"reason": r"Created\Z", "message": r"Created container:? (?!with )(?P<container>\S+)"},
+        "template": "Created the {container} container",
+        "phase": "starting",
+    },
+    {
+        # Older kubelets write "Created container" (docker: "... with docker id ..."), newer
+        # ones "Container created": the name is then only in the fieldPath.
+        "id": "container-created-field",
+        "match": {"reason": r"Created\Z", "fieldPath": CONTAINER, "message": r"Created container|Container created"},
         "template": "Created the {container} container",
         "phase": "starting",
     },
     {
         "id": "container-started",
-        "match": {"reason": r"Started\Z", "message": r"Started container:? (?P<container>\S+)"},
+        "match": {"reason": r"Started\Z", "message": r"Started container:? (?!with )(?P<container>\S+)"},
         "template": "Started the {container} container",
+        "phase": "starting",
+    },
+    {
+        "id": "container-started-field",
+        "match": {"reason": r"Started\Z", "fieldPath": CONTAINER, "message": r"Started container|Container started"},
+        "template": "Started the {container} container",
+        "phase": "starting",
+    },
+    {
+        "id": "container-probe-killed",
+        "match": {"reason": r"Killing\Z", "fieldPath": CONTAINER,
+                  "message": r"Container \S+ failed (?P<probe>liveness|startup) probe"},
+        "template": "The {container} container did not pass its {probe} health check and is being restarted",
+        "severity": "error",
+        "hint": "Your server stopped answering while it started. Ask your administrator to look at the "
+        "server's logs; a larger server size may help.",
+        "phase": "starting",
+    },
+    {
+        "id": "container-post-start-killed",
+        "match": {"reason": r"Killing\Z", "fieldPath": CONTAINER, "message": r"FailedPostStartHook"},
+        "template": "The start-up command of the {container} container failed, so the container is being stopped",
+        "severity": "error",
+        "hint": "Ask your administrator to check the server's start-up (post-start) command.",
         "phase": "starting",
     },
     {
         "id": "container-stopping",
         "match": {"reason": r"Killing\Z", "message": r"Stopping container:? (?P<container>\S+)"},
+        "template": "Stopping the {container} container",
+    },
+    {
+        "id": "container-stopping-field",
+        "match": {"reason": r"Killing\Z", "fieldPath": CONTAINER,
+                  "message": r"Killing container with id |Container \S+ definition changed"},
         "template": "Stopping the {container} container",
     },
     {
@@ -486,7 +658,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     {
         "id": "container-unhealthy",
         "match": {"reason": r"Unhealthy\Z", "fieldPath": CONTAINER,
-                  "message": r"(?P<probe>Readiness|Liveness|Startup) probe failed"},
+                  "message": r"(?P<probe>Readiness|Liveness|Startup) probe (?:failed|errored)"},
         "template": "The {container} container did not pass a health check yet ({probe} probe)",
         "severity": "warning",
         "hint": "Servers can take a while to answer at first. If it keeps failing, ask your administrator.",
@@ -503,7 +675,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     {
         "id": "container-error",
         "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER, "message": r"(?s)Error: (?P<detail>.*)"},
-        "template": "The {container} container could not start ({detail})",
+        "template": _container_error,
         "severity": "error",
         "hint": "Ask your administrator; the server's configuration may be wrong.",
         "phase": "starting",
@@ -547,27 +719,66 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "hint": "Save large files in your home folder or delete temporary files, then start your server again.",
     },
     {
+        # Karpenter's disruption (consolidation, drift, expiry) evicts the pods of a machine
+        # it removes: kubernetes-sigs/karpenter pkg/controllers/node/termination, v0.3x-v1.x.
+        "id": "karpenter-evicted",
+        "match": {"reason": r"Evicted\Z", "message": r"Evicted pod: ?(?P<why>\w*)"},
+        "template": _karpenter_evicted_sentence,
+        "severity": "error",
+        "hint": "Start your server again: it will start on another machine.",
+    },
+    {
+        "id": "karpenter-disrupting",
+        "match": {"reason": r"DisruptionTerminating\Z|Disrupting\Z",
+                  "message": r"Disrupting (?:NodeClaim|Node|Machine)(?:: (?P<why>\w+))?"},
+        "template": _karpenter_disrupting_sentence,
+    },
+    {
         "id": "evicted",
         "match": {"reason": r"Evicted\Z",
-                  "message": r"(?:The node was low on resource: \[?(?P<resource>[\w./-]*[\w/-]))?"},
+                  "message": r"(?s)(?:The node was low on resource: \[?(?P<resource>[\w./-]*[\w/-]))?(?P<detail>.*)"},
         "template": _evicted_sentence,
         "severity": "error",
         "hint": "Start your server again. If it keeps happening, ask your administrator.",
     },
     {
+        # Whose event is it: a user placeholder (z2jh's scheduling.userPlaceholder) gives up
+        # its place *for* a real server; that is good news, not a stop.
+        "id": "placeholder-preempted",
+        "match": {"reason": r"Preempted\Z", "kind": r"Pod\Z", "name": r"user-placeholder"},
+        "template": "Room was made for a server: a placeholder gave up its place",
+        "phase": "scheduling",
+    },
+    {
+        # The scheduler may preempt any pod of the namespace (another user's, a placeholder),
+        # and the event may reach a timeline through its related object: name the pod
+        # rather than say "your server".
         "id": "preempted",
-        "match": {"reason": r"Preempted\Z"},
-        "template": "Your server was stopped to make room for more important work",
+        "match": {"reason": r"Preempted\Z", "kind": r"Pod\Z", "name": r"(?P<pod>.+)"},
+        "template": "The server {pod} was stopped to make room for more important work",
         "severity": "error",
         "hint": "Start your server again. If it keeps happening, ask your administrator.",
     },
     {
-        "id": "sandbox-failed",
-        "match": {"reason": r"FailedCreatePodSandBox\Z"},
-        "template": "The machine could not set up a sandbox (network and isolation) for your server; "
-        "the cluster will try again",
+        "id": "pod-node-not-ready",
+        "match": {"reason": r"NodeNotReady\Z", "kind": r"Pod\Z"},
+        "template": "The machine running your server stopped responding",
         "severity": "warning",
-        "hint": "This is usually temporary. If it keeps happening, ask your administrator.",
+        "hint": "If your server does not come back within a few minutes, start it again or ask your administrator.",
+    },
+    {
+        "id": "scale-down-eviction",
+        "match": {"reason": r"ScaleDown\Z", "kind": r"Pod\Z", "message": r"deleting pod for node scale down"},
+        "template": "The cluster is removing the machine your server runs on, so the server will be stopped",
+        "severity": "warning",
+        "hint": "Start your server again once it has stopped.",
+    },
+    {
+        "id": "sandbox-failed",
+        "match": {"reason": r"FailedCreatePodSandBox\Z", "message": _DETAIL},
+        "template": _sandbox_sentence,
+        "severity": "warning",
+        "hint": _sandbox_hint,
         "phase": "starting",
     },
     {

@@ -168,9 +168,22 @@ _FAILURES: tuple[_Failure, ...] = (
         HINT_RETRY,
     ),
     _failure("crash-loop", "BackOff", r"restarting failed container", 40, "starting", HINT_CRASH),
+    # The definitive error beats the generic retries after it ("did not pass a health check
+    # yet", "not mounted yet; still trying"): a probe that killed the server, a disk held by
+    # another pod, Karpenter saying no machine type fits.
+    _failure("probe-killed", "Killing", r"failed (liveness|startup) probe", 85, "starting", HINT_CRASH),
+    _failure("post-start-hook", "Killing", r"FailedPostStartHook", 80, "starting", HINT_ADMIN),
     _failure("post-start-hook", "FailedPostStartHook", None, 75, "starting", HINT_ADMIN),
     _failure("evicted", "Evicted Preempted Preempting", None, 80, "starting", HINT_RETRY),
     _failure("node-affinity", "NodeAffinity", None, 80, "scheduling", HINT_ADMIN),
+    _failure(
+        "no-machine-type-fits",
+        "FailedScheduling",
+        r"no instance type (has enough resources|satisfied resources)|exceed limits for (nodepool|provisioner)",
+        88,
+        "scheduling",
+        HINT_SMALLER,
+    ),
     _failure("no-scale-up", "NotTriggerScaleUp", None, 75, "scaling", HINT_SMALLER),
     _failure(
         "nothing-fits",
@@ -183,8 +196,25 @@ _FAILURES: tuple[_Failure, ...] = (
     ),
     _failure("not-scheduled", "FailedScheduling", None, 45, "scheduling", HINT_RETRY),
     _failure("volume-provisioning", "ProvisioningFailed", None, 80, "volume", HINT_ADMIN),
+    _failure("volume-held", "FailedAttachVolume", r"Multi-Attach error", 85, "volume", HINT_ADMIN),
+    _failure(
+        "volume-mount-retry",
+        "FailedMount",
+        r"Unable to (attach or )?mount volumes.*timed out",
+        50,
+        "volume",
+        HINT_ADMIN,
+    ),
     _failure(
         "volume", "FailedBinding FailedAttachVolume FailedMount", None, 70, "volume", HINT_ADMIN
+    ),
+    _failure(
+        "sandbox-network",
+        "FailedCreatePodSandBox",
+        r"no IP addresses available|failed to assign an IP address|failed to setup network|plugin type=",
+        75,
+        "starting",
+        HINT_ADMIN,
     ),
     _failure("sandbox", "FailedCreatePodSandBox", None, 60, "starting", HINT_RETRY),
     _failure("unhealthy", "Unhealthy", None, 35, "starting", HINT_CRASH),
@@ -363,6 +393,22 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
         if best is None or (weight, position) >= (best[0], best[1]):
             best = (weight, position, record)
     return best[2] if best else None
+
+
+def ended_running(records: Sequence[EventRecord]) -> bool:
+    """Whether the events end with the server running: a container started after every
+    error and every warning other than a health check still settling (a readiness probe
+    that fails at first is normal). For event lists with no outcome of their own (the
+    command line): a spawn that became ready never ends with "What went wrong"."""
+    started = -1
+    trouble = -1
+    for position, record in enumerate(time_order(records)):
+        reason = _text(record, "reason")
+        if reason == "Started":
+            started = position
+        elif _severity(record) == "error" or (_severity(record) == "warning" and reason != "Unhealthy"):
+            trouble = position
+    return started > trouble
 
 
 def clean_failure_message(message: str | None) -> str:

@@ -394,7 +394,10 @@ class EventFormatter(LoggingConfigurable):
                 if ruleset is None:
                     ruleset = self.ruleset
                 if ruleset.reads_name:
-                    key = (*key, name)
+                    reasons = ruleset.name_reasons
+                    # (a reason that is no str, even unhashable, keeps the name: never wrong)
+                    if reasons is None or type(key[2]) is not str or key[2] in reasons:
+                        key = (*key, name)
                 records = self._records
                 try:
                     cached = records.get(key)

@@ -34,7 +34,13 @@ from tornado import web
 
 from . import paths
 from .typical_cache import typical_for_spawner
-from .web_context import STATIC_PREFIX, static_url, timeline_payload, timeline_report_text
+from .web_context import (
+    STATIC_PREFIX,
+    spawner_facts,
+    static_url,
+    timeline_payload,
+    timeline_report_text,
+)
 
 __all__ = [
     "RichProgressStaticHandler",
@@ -93,11 +99,12 @@ class TimelineAPIHandler(APIHandler):
                     user=user.name,
                     server_name=server_name,
                     hub_url=self._hub_url(),
+                    facts=spawner_facts(spawner, timeline),
                 )
             )
         elif fmt == "json":
             self.set_header("Content-Type", "application/json")
-            payload = timeline_payload(timeline)
+            payload = timeline_payload(timeline, spawner_facts(spawner, timeline))
             # issue 12: p50/p90 of past starts of this profile (or configured), else null
             payload["typical"] = typical_for_spawner(spawner)
             self.finish(json.dumps(payload))

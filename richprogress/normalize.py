@@ -200,12 +200,17 @@ def _times(get: Any, series: dict[str, Any], metadata: dict[str, Any]) -> tuple[
     return timestamp, first_timestamp
 
 
+#: The largest count a record carries: the largest integer JavaScript's JSON.parse keeps
+#: exact. A count of 10**400 (junk or hostile) would read as Infinity in the browser.
+MAX_COUNT = 2**53 - 1
+
+
 def _count(count: Any, series: dict[str, Any]) -> int:
     if type(count) is not int or count < 1:
         count = series.get("count") if series else None
         if type(count) is not int or count < 1:
             count = 1
-    return count
+    return count if count <= MAX_COUNT else MAX_COUNT
 
 
 # Marks a value the fast reader does not handle (a non-dict ``source``): it equals no str or
@@ -263,7 +268,7 @@ def read_event(event: Any) -> tuple[tuple[Any, ...], Any, str, str | None, str |
     )
     timestamp, first_timestamp = _times(get, series, metadata)
     count = get("count")
-    if type(count) is not int or count < 1:
+    if type(count) is not int or count < 1 or count > MAX_COUNT:
         count = _count(count, series)
     return key, iget("name"), uid, timestamp, first_timestamp, count
 

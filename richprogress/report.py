@@ -7,11 +7,11 @@ timeline's text endpoint). Plain text only: no HTML, and ANSI colors only when a
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .diagnose import Diagnosis, diagnose, fold_records, is_fold, step_durations, time_order
+from .display import display_line, format_count
 from .records import PHASE_LABELS, EventRecord
 from .timeline import parse_timestamp
 
@@ -78,16 +78,10 @@ def format_object(record: Mapping[str, Any]) -> str:
     return text
 
 
-# C0 controls (whitespace ones are folded to spaces first), DEL and C1 controls: event text
-# comes from whoever wrote the pod spec, and these would drive the reader's terminal (set its
-# title, clear it, move the cursor over earlier rows), as kubectl's CVE-2021-25743 did.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
 def _one_line(text: Any) -> str:
-    # A sentence spanning lines would break the columns (and could fake a row).
-    line = " ".join(str(text or "").split())
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line)
+    # A sentence spanning lines would break the columns (and could fake a row); controls
+    # and bidi overrides are escaped and long text shortened (see display.py).
+    return display_line(text or "")
 
 
 def _paint(text: str, style: str | None, color: bool) -> str:
@@ -100,7 +94,7 @@ def _record_columns(record: Mapping[str, Any]) -> list[str]:
     count = record.get("count") or 1
     sentence = _one_line(record.get("message") or record.get("raw_message"))
     if isinstance(count, int) and count > 1:
-        sentence += f"  x{count}"
+        sentence += f"  x{format_count(count)}"
     return [
         format_utc_time(record.get("first_timestamp") or record.get("timestamp")),
         format_clock(record.get("since_spawn")),
@@ -138,13 +132,16 @@ def render_timeline_text(
     diagnosis: Diagnosis | None = None,
     color: bool = False,
     keep: int = 0,
+    raw: bool = False,
 ) -> str:
     """A readable timeline, one line per record, in the order given.
 
     Columns: UTC time, since-spawn clock (when the records carry one), type, reason,
     object, sentence (``x4`` when it repeated). Consecutive repeats are folded (``keep``
     also limits the rows, see ``fold_records``). With a ``diagnosis``, ends with "What went
-    wrong" and "What you can do". ``color`` adds ANSI colors by severity.
+    wrong" and "What you can do". ``color`` adds ANSI colors by severity. ``raw`` adds each
+    event's own message on a line under its sentence (what an admin pastes into a search
+    engine), when it says something the sentence does not.
     """
     decisive = diagnosis.get("record_id") if diagnosis else None
     rows = fold_records(records, keep, decisive_id=decisive)
@@ -160,6 +157,9 @@ def render_timeline_text(
         severity = row.get("severity")
         style = "bold" if decisive and row.get("id") == decisive else None
         table.append((columns, severity if severity in ("warning", "error") else style))
+        own = row.get("raw_message")
+        if raw and isinstance(own, str) and own.strip() and own != row.get("message"):
+            table.append(("    Kubernetes: " + _one_line(own), "dim"))
     widths: list[int] = []
     for cells, _ in table:
         if isinstance(cells, list):
@@ -207,7 +207,9 @@ def render_report_text(
     optionally with a ``diagnosis`` key as the timeline endpoint serves it).
 
     Who and when first (user, server, start, how long, outcome), then for a failure what
-    went wrong, what to do and the step it died in, then the steps and the full timeline.
+    went wrong, what to do and the step it died in, then the facts an admin needs (the
+    ``facts`` key: label/value pairs, see ``admin_facts``), the steps and the full timeline
+    with each event's own Kubernetes message under its sentence.
     """
     records: list[EventRecord] = list(timeline_dict.get("records") or [])
     outcome = str(timeline_dict.get("outcome") or "unknown")
@@ -247,12 +249,21 @@ def render_report_text(
         lines += ["", f"What went wrong: {_one_line(diagnosis['summary'])}"]
         if diagnosis.get("hint"):
             lines.append(f"What you can do: {_one_line(diagnosis['hint'])}")
+    facts = [
+        (str(pair[0]), str(pair[1]))
+        for pair in (timeline_dict.get("facts") or [])
+        if isinstance(pair, (list, tuple)) and len(pair) == 2 and pair[1] not in (None, "")
+    ]
+    if facts:
+        width = max(len(label) for label, _ in facts) + 1
+        lines += ["", "Facts for an admin:"]
+        lines += [f"  {(label + ':').ljust(width)} {_one_line(value)}" for label, value in facts]
     steps = step_durations(records, timeline_dict.get("started"), timeline_dict.get("finished"))
     if steps:
         lines += ["", "Steps:", render_steps_text(steps).rstrip("\n")]
     lines += ["", "Timeline:"]
     # The report is the full record: no row limit, only repeats folded.
-    timeline = render_timeline_text(time_order(records, first=True))
+    timeline = render_timeline_text(time_order(records, first=True), raw=True)
     lines.append(timeline.rstrip("\n") if timeline else "  (no events)")
     dropped = timeline_dict.get("dropped") or 0
     if dropped:

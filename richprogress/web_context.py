@@ -17,7 +17,9 @@ from typing import Any
 from jupyterhub.utils import url_escape_path, url_path_join
 
 from . import paths
+from .admin_facts import Facts, spawn_facts
 from .diagnose import diagnose, fold_records, is_fold, step_durations
+from .display import DISPLAY_LIMIT, display_text, format_count
 from .records import PHASE_LABELS, SEVERITIES
 from .report import format_clock, format_duration, render_report_text
 from .timeline import SpawnTimeline, parse_timestamp
@@ -77,24 +79,36 @@ def timeline_api_path(hub_base_url: str, user_name: str, server_name: str) -> st
     return url_path_join(user_part, "timeline")
 
 
-def timeline_payload(timeline: SpawnTimeline) -> dict[str, Any]:
-    """What the JSON endpoint serves: ``to_dict()`` plus ``diagnosis`` (null unless failed)."""
+def timeline_payload(timeline: SpawnTimeline, facts: Facts | None = None) -> dict[str, Any]:
+    """What the JSON endpoint serves: ``to_dict()`` plus ``diagnosis`` (null unless failed)
+    and ``facts`` (``admin_facts.spawn_facts`` pairs; [] when not given)."""
     data = timeline.to_dict()
     data["diagnosis"] = (
         dict(diagnose(data["records"], timeline.failure_message))
         if timeline.outcome == "failed"
         else None
     )
+    data["facts"] = [list(pair) for pair in facts or []]
     return data
 
 
 def timeline_report_text(
-    timeline: SpawnTimeline, *, user: str, server_name: str, hub_url: str | None
+    timeline: SpawnTimeline,
+    *,
+    user: str,
+    server_name: str,
+    hub_url: str | None,
+    facts: Facts | None = None,
 ) -> str:
     """The plain-text report "Copy details" puts on the clipboard."""
     return render_report_text(
-        timeline_payload(timeline), user=user, server_name=server_name, hub_url=hub_url
+        timeline_payload(timeline, facts), user=user, server_name=server_name, hub_url=hub_url
     )
+
+
+def spawner_facts(spawner: Any, timeline: SpawnTimeline | None) -> Facts:
+    """The facts an admin needs about the spawner's last spawn (see ``admin_facts``)."""
+    return spawn_facts(spawner, timeline.records() if timeline is not None else ())
 
 
 def object_label(obj: dict[str, Any] | None) -> str:
@@ -135,13 +149,15 @@ def record_row(
         "clock": format_clock(since),
         "time_iso": moment.isoformat().replace("+00:00", "Z") if moment else None,
         "time_utc": moment.strftime("%H:%M:%S") if moment else "",
-        "type": record.get("type") or "",
+        "type": display_text(record.get("type") or "", 200),
         "severity": severity if severity in SEVERITIES else "info",
-        "reason": record.get("reason") or "",
-        "object": object_label(obj),
-        "container": obj.get("container") or "",
-        "message": record.get("message") or record.get("raw_message") or "",
+        "reason": display_text(record.get("reason") or "", 200),
+        "object": display_text(object_label(obj), 300),
+        "container": display_text(obj.get("container") or "", 200),
+        "message": display_text(record.get("message") or record.get("raw_message") or ""),
         "count": count,
+        "count_text": format_count(count),
+        "details": detail_pairs(record),
         # a repeat that went on: when it last happened (the clock shows when it began)
         "last_clock": (
             format_clock(record.get("since_spawn"))
@@ -156,6 +172,33 @@ def record_row(
         ),
         "decisive": decisive_id is not None and record.get("id") == decisive_id,
     }
+
+
+def _utc_seconds(stamp: Any) -> str:
+    moment = parse_timestamp(stamp)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else ""
+
+
+def detail_pairs(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """What a row shows when opened (static/row-details.js ``detailPairs`` builds the same on
+    the live page): the event's own message, reason, object, component, count, first and
+    last time. Values are display text (controls escaped, long text shortened)."""
+    if not record.get("reason") and not record.get("component"):
+        return []  # no Kubernetes event (the hub's own message): nothing more to show
+    obj = record.get("object") or {}
+    object_text = "/".join(str(part) for part in (obj.get("kind"), obj.get("name")) if part)
+    if obj.get("field_path"):
+        object_text += f" ({obj['field_path']})"
+    pairs = [
+        ("Kubernetes message", record.get("raw_message")),
+        ("Reason", record.get("reason")),
+        ("Object", object_text),
+        ("Component", record.get("component")),
+        ("Count", format_count(record.get("count") or 1)),
+        ("First", _utc_seconds(record.get("first_timestamp"))),
+        ("Last", _utc_seconds(record.get("timestamp"))),
+    ]
+    return [(label, display_text(value, DISPLAY_LIMIT)) for label, value in pairs if value]
 
 
 def fold_row(fold: dict[str, Any]) -> dict[str, Any]:
@@ -193,6 +236,8 @@ class FailureView:
     #: the person looking is the server's owner ("Your server ..."); else an admin or a
     #: shared-access user is looking, and the page names the owner instead
     viewer_is_owner: bool = False
+    #: the facts an admin needs (label, value), shown in the facts box
+    facts: list[tuple[str, str]] = field(default_factory=list)
 
 
 def failure_view(
@@ -204,6 +249,7 @@ def failure_view(
     hub_base_url: str = "/hub/",
     hub_url: str | None = None,
     viewer_name: str | None = None,
+    facts: Facts | None = None,
 ) -> FailureView | None:
     """The failure page's data, or None when there is no timeline to tell from.
 
@@ -238,11 +284,11 @@ def failure_view(
     ]
     phase = diagnosis["phase"]
     return FailureView(
-        summary=diagnosis["summary"],
-        hint=diagnosis["hint"],
+        summary=display_text(diagnosis["summary"]),
+        hint=display_text(diagnosis["hint"]) if diagnosis["hint"] else None,
         phase_label=PHASE_LABELS.get(phase or "", "Unknown"),
-        user_name=user_name,
-        server_name=server_name,
+        user_name=display_text(user_name, 300),
+        server_name=display_text(server_name, 300),
         started_iso=timeline.to_dict()["started"],
         started_utc=utc_text(timeline.started_at),
         ran_for=format_duration(timeline.elapsed()) or "unknown",
@@ -250,8 +296,9 @@ def failure_view(
         rows=rows,
         total_records=len(records),
         report_text=timeline_report_text(
-            timeline, user=user_name, server_name=server_name, hub_url=hub_url
+            timeline, user=user_name, server_name=server_name, hub_url=hub_url, facts=facts
         ),
+        facts=[(label, display_text(value, 300)) for label, value in facts or []],
         timeline_url=timeline_api_path(hub_base_url, user_name, server_name),
         viewer_is_owner=viewer_name is not None and viewer_name == user_name,
     )
@@ -329,6 +376,7 @@ class TemplateHelpers:
             failed_message,
             hub_base_url=hub_base_url,
             viewer_name=self.viewer_name,
+            facts=spawner_facts(spawner, timeline) if spawner is not None else None,
         )
 
 

@@ -38,6 +38,8 @@
 //   Test hook: window.richprogressPage.reconnect() (pending page) closes the event stream
 //              and opens a new one; the hub replays the spawn, rows must not double.
 
+import { attachDetails, detailsOpen, displayText, formatCount, wireRenderedDetails } from "./row-details.js";
+
 // -- the vocabulary: must equal richprogress/records.py (tests/test_vocabulary_js.py) ----
 export const SEVERITIES = ["info", "warning", "error"];
 export const PHASES = [
@@ -151,6 +153,7 @@ export function rowMoment(record, started) {
 function fillRow(row, record, started) {
   const severity = SEVERITIES.includes(record.severity) ? record.severity : "info";
   row.dataset.severity = severity;
+  const open = detailsOpen(row);
   row.replaceChildren();
 
   const [since, stamp] = rowMoment(record, started);
@@ -170,23 +173,24 @@ function fillRow(row, record, started) {
 
   const body = el("span", "rp-body");
   const pills = el("span", "rp-pills");
-  if (record.type) pills.append(el("span", "rp-pill rp-pill-type", record.type));
-  if (record.reason) pills.append(el("span", "rp-pill rp-pill-reason", record.reason));
-  const object = objectLabel(record.object);
+  if (record.type) pills.append(el("span", "rp-pill rp-pill-type", displayText(record.type, 200)));
+  if (record.reason) pills.append(el("span", "rp-pill rp-pill-reason", displayText(record.reason, 200)));
+  const object = displayText(objectLabel(record.object), 300);
   if (object) pills.append(el("span", "rp-pill rp-pill-object", object));
   if (record.object && record.object.container) {
-    pills.append(el("span", "rp-pill rp-pill-container", `container ${record.object.container}`));
+    pills.append(el("span", "rp-pill rp-pill-container", `container ${displayText(record.object.container, 200)}`));
   }
   const count = Number(record.count) || 1;
   if (count > 1) {
-    const badge = el("span", "rp-count", `x${count}`);
+    const badge = el("span", "rp-count", `x${formatCount(count)}`);
     const last = record.timestamp ? ` (${record.timestamp.slice(11, 19)} UTC)` : "";
     badge.title = `happened ${count} times, last at ${formatClock(record.since_spawn)}${last}`;
     pills.append(badge);
   }
   if (pills.childElementCount) body.append(pills);
-  body.append(el("span", "rp-message", record.message || record.raw_message || ""));
+  body.append(el("span", "rp-message", displayText(record.message || record.raw_message || "")));
   row.append(when, body);
+  attachDetails(row, record, open);
 }
 
 /** The live page: rows keyed by record id, so repeats and stream replays update in place. */
@@ -286,7 +290,7 @@ class PendingPage {
   /** @param {ProgressEvent} evt */
   onEvent(evt) {
     if (evt.progress !== undefined) this.setProgress(evt.progress);
-    if (evt.message !== undefined) this.message.textContent = evt.message;
+    if (evt.message !== undefined) this.message.textContent = displayText(evt.message);
     if (evt.record && evt.record.id) this.addRecord(evt.record);
     else if (evt.message && !evt.ready && !evt.failed) this.addMessage(evt.message);
     if (evt.ready) {
@@ -333,7 +337,7 @@ class PendingPage {
     const cleaned = message.replace(/^(\s*spawn failed\s*:?\s*)+/i, "");
     this.bar.classList.add("bg-danger");
     this.step.textContent = `Stopped at: ${this.step.textContent}`;
-    const whose = this.data.viewerIsOwner ? "Your server" : `The server of ${this.data.userName}`;
+    const whose = this.data.viewerIsOwner ? "Your server" : `The server of ${displayText(this.data.userName, 300)}`;
     document.getElementById("rp-title").textContent = `${whose} could not start`;
     document.getElementById("rp-lead").hidden = true;
     // JupyterHub's own text ("Spawn failed: ", often empty); the alert says it better.
@@ -343,7 +347,7 @@ class PendingPage {
     const box = document.getElementById("rp-failure");
     const summary = document.getElementById("rp-failure-summary");
     const hint = document.getElementById("rp-failure-hint");
-    summary.textContent = cleaned || `${whose} could not start.`;
+    summary.textContent = displayText(cleaned) || `${whose} could not start.`;
     box.hidden = false;
     document.getElementById("progress-details").open = true;
     // The hub's diagnosis reads better than the exception text (which may be empty).
@@ -355,8 +359,8 @@ class PendingPage {
       if (!response.ok) return;
       const timeline = await response.json();
       if (timeline.diagnosis) {
-        summary.textContent = timeline.diagnosis.summary || summary.textContent;
-        hint.textContent = timeline.diagnosis.hint || "";
+        summary.textContent = displayText(timeline.diagnosis.summary) || summary.textContent;
+        hint.textContent = displayText(timeline.diagnosis.hint || "");
       }
     } catch {
       // The link to the failure page is there either way.
@@ -413,6 +417,7 @@ function setUpFailurePage() {
     const local = localTime(time.dateTime);
     if (local) time.title = `${local} (your time)`;
   }
+  wireRenderedDetails();
   const button = document.getElementById("rp-copy");
   const report = document.getElementById("rp-report");
   const status = document.getElementById("rp-copy-status");

@@ -90,7 +90,7 @@ CASES = [
         ev("FailedScheduling", "0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/"
            "not-ready: }, 2 node(s) didn't match Pod's node affinity/selector." + PREEMPT,
            component="gke.io/optimize-utilization-scheduler", type=W),
-        "No machine can take your server yet: 1 is still starting up and 2 don't match this server's machine type",
+        "No machine can take your server yet: 1 is not ready and 2 don't match this server's machine type",
         "warning", "scheduling", id="failed-scheduling-node-starting",
     ),
     pytest.param(
@@ -107,12 +107,12 @@ CASES = [
     pytest.param(
         ev("FailedScheduling", "0/4 nodes are available: 4 node(s) had volume node affinity conflict." + PREEMPT,
            component="default-scheduler", type=W),
-        "No machine is in the same zone as your storage", "warning", "scheduling", id="failed-scheduling-volume-zone",
+        "No machine that can reach your existing disk can take your server", "warning", "volume", id="failed-scheduling-volume-zone",
     ),
     pytest.param(
         ev("FailedScheduling", "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims."
            + PREEMPT, component="default-scheduler", type=W),
-        "Your storage is not ready yet", "warning", "scheduling", id="failed-scheduling-unbound-pvc",
+        "Your storage is not ready yet", "warning", "volume", id="failed-scheduling-unbound-pvc",
     ),
     pytest.param(
         ev("FailedScheduling", "0/2 nodes are available: 2 Too many pods." + PREEMPT,
@@ -126,14 +126,14 @@ CASES = [
     pytest.param(
         ev("FailedScheduling", "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu.",
            component="default-scheduler", type=W),
-        "No machine has enough free CPU, and 1 is being taken out of service", "warning", "scheduling",
+        "No machine has enough free CPU, and 1 is closed to new servers", "warning", "scheduling",
         id="failed-scheduling-unschedulable",
     ),
     pytest.param(
         ev("FailedScheduling", 'Failed to schedule pod, incompatible with nodepool "default", daemonset overhead='
            '{"cpu":"150m","pods":"3"}, no instance type satisfied resources {"cpu":"200","pods":"4"}',
            component="karpenter", type=W),
-        "The cluster has no type of machine that can run your server as chosen", "error", "scheduling",
+        "No type of machine the cluster can add is big enough for your server (it asks for 200 CPUs)", "error", "scheduling",
         id="failed-scheduling-karpenter",
     ),
     pytest.param(
@@ -143,13 +143,13 @@ CASES = [
     ),
     pytest.param(
         ev("OutOfcpu", "Node didn't have enough resource: cpu, requested: 200000, used: 662, capacity: 3920", type=W),
-        "The machine chosen for your server did not have enough free CPU", "error", "scheduling", id="out-of-cpu",
+        "The machine chosen for your server did not have enough free CPU (it asks for 200 CPUs; the machine has 3.9 CPUs)", "error", "scheduling", id="out-of-cpu",
     ),
     pytest.param(
         ev("OutOfmemory", "Node didn't have enough resource: memory, requested: 200000000000, used: 4196441039, "
            "capacity: 32221597696", type=W),
-        "The machine chosen for your server did not have enough free memory", "error", "scheduling",
-        id="out-of-memory-admission",
+        "The machine chosen for your server did not have enough free memory (it asks for 186 GiB; the machine "
+        "has 30 GiB)", "error", "scheduling", id="out-of-memory-admission",
     ),
     # ---- autoscaling ----
     pytest.param(
@@ -262,7 +262,7 @@ CASES = [
     ),
     pytest.param(
         ev("FailedMount", 'MountVolume.SetUp failed for volume "home" : mount failed: exit status 32', type=W),
-        "Mounting storage into your server failed; the cluster will try again", "warning", "volume",
+        "Mounting your storage (home) into your server failed; the cluster will try again", "warning", "volume",
         id="volume-mount-failed-other",
     ),
     # ---- images ----
@@ -401,7 +401,7 @@ CASES = [
     ),
     pytest.param(
         ev("Failed", 'Error: configmap "user-env" not found', field_path=NOTEBOOK, type=W),
-        'The notebook container could not start (configmap "user-env" not found)', "error", "starting",
+        "The notebook container could not start: it needs the configmap user-env, which does not exist", "error", "starting",
         id="container-config-error",
     ),
     # container terminations, as RichKubeSpawner makes them from the pod's status
@@ -439,7 +439,8 @@ CASES = [
     pytest.param(
         ev("Evicted", "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container "
            "notebook was using 3Gi, request is 1Gi, has larger consumption of memory.", type=W),
-        "Your server was stopped because its machine ran low on memory", "error", None, id="evicted-memory",
+        "Your server was stopped because its machine ran low on memory (the notebook container used 3 GiB; it asked "
+        "for 1 GiB)", "error", None, id="evicted-memory",
     ),
     pytest.param(
         ev("Evicted", "Pod ephemeral local storage usage exceeds the total limit of containers 10Gi.", type=W),
@@ -449,14 +450,13 @@ CASES = [
     pytest.param(
         ev("Preempted", "Preempted by pod 5c9d0e1f-aaaa-bbbb-cccc-000000000000 on node gke-c-pool-1a1a-rc5d",
            component="default-scheduler", type="Normal"),
-        "Your server was stopped to make room for more important work", "error", None, id="preempted",
+        "The server jupyter-alice was stopped to make room for more important work", "error", None, id="preempted",
     ),
     pytest.param(
         ev("FailedCreatePodSandBox", 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup '
            'network for sandbox "abc": plugin type="aws-cni" name="aws-cni" failed (add): add cmd: failed to assign '
            "an IP address to container", type=W),
-        "The machine could not set up a sandbox (network and isolation) for your server; the cluster will try "
-        "again", "warning", "starting", id="failed-create-pod-sandbox",
+        "The machine has no IP addresses left for your server", "warning", "starting", id="failed-create-pod-sandbox",
     ),
     pytest.param(
         ev("NetworkNotReady", "network is not ready: container runtime network not ready: NetworkReady=false "
@@ -480,6 +480,136 @@ CASES = [
            component="taint-eviction-controller"),
         "Your server's machine is being taken out of service, so the server will be stopped", "warning", None,
         id="taint-eviction-marked",
+    ),
+    # ---- issue 8: the classes of wrong causes, and older/newer wordings ----
+    pytest.param(
+        ev("FailedScheduling", "0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind."
+           + PREEMPT, component="default-scheduler", type=W),
+        "No disk is available for your storage", "warning", "volume", id="storage-no-pv-is-storage",
+    ),
+    pytest.param(
+        ev("FailedScheduling", 'running PreBind plugin "VolumeBinding": binding volumes: timed out waiting for the '
+           "condition", component="default-scheduler", type=W),
+        "Your storage could not be connected in time; the cluster will try again", "warning", "volume",
+        id="storage-prebind-timeout",
+    ),
+    pytest.param(
+        ev("FailedScheduling", "0/4 nodes are available: 2 node(s) had untolerated taint {node.kubernetes.io/"
+           "unreachable: }, 2 node(s) had untolerated taint {node.kubernetes.io/disk-pressure: }." + PREEMPT,
+           component="default-scheduler", type=W),
+        "No machine can take your server yet: 2 cannot be reached and 2 are short of disk space", "warning",
+        "scheduling", id="taint-health-is-not-reserved",
+    ),
+    pytest.param(
+        ev("FailedScheduling", "0/3 nodes are available: 3 node(s) had taint {node.kubernetes.io/memory-pressure: }, "
+           "that the pod didn't tolerate.", component="default-scheduler", type=W),
+        "No machine can take your server yet: 3 are short of memory", "warning", "scheduling",
+        id="taint-health-old-format",
+    ),
+    pytest.param(
+        ev("FailedScheduling", "0/2 nodes are available: 2 node(s) didn't match pod affinity rules." + PREEMPT,
+           component="default-scheduler", type=W),
+        "No machine runs what this server must run next to", "warning", "scheduling", id="affinity-not-anti",
+    ),
+    pytest.param(
+        ev("FailedScheduling", "0/3 nodes are available: 1 Insufficient memory, 2 node(s) didn't match pod "
+           "anti-affinity rules." + PREEMPT, component="default-scheduler", type=W),
+        "No machine has enough free memory, and 2 run something this server must not share a machine with",
+        "warning", "scheduling", id="anti-affinity",
+    ),
+    pytest.param(
+        ev("Pulling", 'pulling image "jupyter/base-notebook:2019-10"', field_path=NOTEBOOK),
+        "Downloading the image jupyter/base-notebook:2019-10 for the notebook container", "info", "image",
+        id="pulling-lower-case-k8s-1.1x",
+    ),
+    pytest.param(
+        ev("Created", "Created container", field_path=NOTEBOOK),
+        "Created the notebook container", "info", "starting", id="created-without-name-k8s-1.1x",
+    ),
+    pytest.param(
+        ev("Created", "Container created", field_path=NOTEBOOK),
+        "Created the notebook container", "info", "starting", id="container-created-newer-kubelet",
+    ),
+    pytest.param(
+        ev("Started", "Container started", field_path=NOTEBOOK),
+        "Started the notebook container", "info", "starting", id="container-started-newer-kubelet",
+    ),
+    pytest.param(
+        ev("SuccessfulMountVolume", 'MountVolume.SetUp succeeded for volume "home"'),
+        "Your storage is mounted", "info", "volume", id="successful-mount-volume-k8s-1.1x",
+    ),
+    pytest.param(
+        ev("Killing", "Killing container with id docker://notebook:Need to kill Pod", field_path=NOTEBOOK),
+        "Stopping the notebook container", "info", None, id="killing-docker-era",
+    ),
+    pytest.param(
+        ev("Killing", "Container notebook failed liveness probe, will be restarted", field_path=NOTEBOOK),
+        "The notebook container did not pass its liveness health check and is being restarted", "error",
+        "starting", id="killing-liveness-probe",
+    ),
+    pytest.param(
+        ev("Killing", "FailedPostStartHook", field_path=NOTEBOOK, type=W),
+        "The start-up command of the notebook container failed, so the container is being stopped", "error",
+        "starting", id="killing-failed-post-start-hook",
+    ),
+    pytest.param(
+        ev("Preempted", "Preempted by pod 2bc1e0a4-0f4c-4c2e-9d1b-9e1f0a8e5c11 on node gke-user-pool-1",
+           component="default-scheduler", name="user-placeholder-3"),
+        "Room was made for a server: a placeholder gave up its place", "info", "scheduling",
+        id="placeholder-preempted-is-good-news",
+    ),
+    pytest.param(
+        ev("NodeNotReady", "Node is not ready", component="node-controller", type=W),
+        "The machine running your server stopped responding", "warning", None, id="pod-node-not-ready",
+    ),
+    pytest.param(
+        ev("ScaleDown", "deleting pod for node scale down", component="cluster-autoscaler"),
+        "The cluster is removing the machine your server runs on, so the server will be stopped", "warning", None,
+        id="cluster-autoscaler-scale-down",
+    ),
+    pytest.param(
+        ev("Failed", 'Error: failed to create containerd task: failed to create shim task: OCI runtime create '
+           'failed: runc create failed: unable to start container process: exec: "start-notebook.sh": executable '
+           "file not found in $PATH: unknown", field_path=NOTEBOOK, type=W),
+        "The notebook container could not start: the program start-notebook.sh is not in the image", "error",
+        "starting", id="container-missing-program",
+    ),
+    pytest.param(
+        ev("FailedAttachVolume", 'Multi-Attach error for volume "pvc-5b1c" Volume is already used by pod(s) '
+           "jupyter-alice-old", component="attachdetach-controller", type=W),
+        "Your disk is still in use by jupyter-alice-old, so it cannot be connected to this machine", "warning",
+        "volume", id="multi-attach-names-the-holder",
+    ),
+    pytest.param(
+        ev("FailedMount", 'MountVolume.SetUp failed for volume "home-nfs" : mount failed: exit status 32\nMounting '
+           "command: mount\nOutput: mount.nfs: Connection timed out", type=W),
+        "Mounting your storage (home-nfs) failed: the file server did not answer; the cluster will try again",
+        "warning", "volume", id="nfs-did-not-answer",
+    ),
+    pytest.param(
+        ev("InspectFailed", 'Failed to apply default image tag "None:None": couldn\'t parse image reference '
+           '"None:None": invalid reference format: repository name must be lowercase', field_path=NOTEBOOK, type=W),
+        "No image is set for this server (its image name is None:None)", "error", "image", id="image-unset-none",
+    ),
+    pytest.param(
+        ev("Evicted", "Evicted pod: Underutilized", component="karpenter"),
+        "Your server was stopped because the cluster is removing its machine (it was underused)", "error", None,
+        id="karpenter-evicted",
+    ),
+    pytest.param(
+        ev("DisruptionTerminating", "Disrupting NodeClaim: Drifted", component="karpenter", kind="NodeClaim",
+           name="default-x7k2p"),
+        "The cluster is removing a machine (its configuration changed)", "info", None, id="karpenter-disrupting",
+    ),
+    pytest.param(
+        ev("OutOfcpu", "Node didn't have enough resource: cpu, requested: 4000, used: 3500, capacity: 3920", type=W),
+        "The machine chosen for your server did not have enough free CPU (it asks for 4 CPUs; the machine has "
+        "3.9 CPUs)", "error", "scheduling", id="out-of-cpu-bigger-than-machine",
+    ),
+    pytest.param(
+        ev("OutOfcpu", "Node didn't have enough resource: cpu, requested: 1000, used: 3500, capacity: 3920", type=W),
+        "The machine chosen for your server did not have enough free CPU (it asks for 1 CPU; the machine has "
+        "3.9 CPUs, 0.42 CPU of it free)", "error", "scheduling", id="out-of-cpu-busy-machine",
     ),
 ]
 
@@ -564,10 +694,8 @@ def test_human_size(text: str, words: str) -> None:
 SCHEDULING = [
     pytest.param("0/0 nodes are available", "The cluster has no machines running right now", id="zero-nodes"),
     pytest.param("0/1 nodes are available: persistentvolumeclaim \"claim-alice\" not found. preemption: 0/1 nodes "
-                 "are available: 1 Preemption is not helpful for scheduling.", "Your storage is not ready yet",
-                 id="pvc-not-found"),
-    pytest.param("0/3 nodes are available: 1 node(s) had some brand new problem, 2 Insufficient cpu.",
-                 "No machine has enough free CPU, and 1: node(s) had some brand new problem", id="unknown-item-kept"),
+                 "are available: 1 Preemption is not helpful for scheduling.",
+                 "Your storage refers to a disk that does not exist", id="pvc-not-found"),
     pytest.param("0/4 nodes are available: 2 Insufficient cpu, 2 Insufficient cpu.", "No machine has enough free CPU",
                  id="repeated-resource"),
     pytest.param("0/6 nodes are available: 1 Insufficient ephemeral-storage, 2 node(s) didn't have free ports for "
@@ -575,7 +703,7 @@ SCHEDULING = [
                  "No machine has enough free disk space, and 2 have the needed network port in use and 3 run "
                  "something this server must not share a machine with", id="ports-and-anti-affinity"),
     pytest.param("0/2 nodes are available: 2 node(s) had untolerated taint {node.kubernetes.io/unschedulable: }.",
-                 "All machines are being taken out of service", id="cordoned"),
+                 "All machines are closed to new servers", id="cordoned"),
     pytest.param("0/3 nodes are available: 1 node(s) exceed max volume count, 2 Insufficient memory.",
                  "No machine has enough free memory, and 1 has no room for another disk", id="max-volumes"),
 ]
@@ -592,10 +720,27 @@ def test_scheduling_summary_unknown_format() -> None:
     assert summarize_scheduling("the scheduler is on strike") is None
 
 
-def test_huge_failed_scheduling_message_is_summarized_quickly_enough() -> None:
-    message = "0/5000 nodes are available: " + "1 Insufficient cpu, " * 5000
+def test_a_reason_we_do_not_know_keeps_the_raw_message_whole() -> None:
+    """Never a raw fragment inside a sentence ("..., and 1: node(s) had some brand new problem")."""
+    message = "0/3 nodes are available: 1 node(s) had some brand new problem, 2 Insufficient cpu."
+    assert summarize_scheduling(message) is None
+    record = EventFormatter().format_event(ev("FailedScheduling", message, type=W))
+    assert record["message"] == "No machine can take your server yet"
+    assert record["raw_message"] == message
+
+
+def test_long_failed_scheduling_message_is_summarized() -> None:
+    message = "0/5000 nodes are available: " + "1 Insufficient cpu, " * 1000
     record = EventFormatter().format_event(ev("FailedScheduling", message, type=W))
     assert record["message"] == "No machine has enough free CPU"
+
+
+def test_huge_failed_scheduling_message_keeps_its_raw_text() -> None:
+    """Past 32,000 characters a message is junk or hostile: no summary, the raw text whole."""
+    message = "0/5000 nodes are available: " + "1 Insufficient cpu, " * 50_000
+    record = EventFormatter().format_event(ev("FailedScheduling", message, type=W))
+    assert record["message"] == "No machine can take your server yet"
+    assert record["raw_message"] == message
 
 
 @pytest.mark.parametrize(

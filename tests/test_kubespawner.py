@@ -426,14 +426,20 @@ async def test_patience_messages_count_from_the_request_and_grow_apart(tmp_path)
         )
         events, _error = await spawn(spawner)
         patience = [e["record"] for e in events if e["record"]["id"].startswith("patience-")]
-        # +0.3, +0.6, +1.2, +2.4 within ~3 s: growing intervals, not a fixed tick
-        due_times = [0.3 * 2**n for n in range(12) if 0.3 * 2**n <= spawner.spawn_timeline.elapsed()]
-        assert 2 <= len(patience) <= len(due_times)
+        # +0.3, +0.6, +1.2, +2.4 within ~3 s: growing intervals, not a fixed tick. How many
+        # is checked on an injected clock (tests/test_patience_clock.py): on the wall clock
+        # of a loaded machine an upper bound was flaky, so here only that they came and grew.
+        assert len(patience) >= 2
         dues = [0.3 * 2**n for n in range(len(patience))]
         assert all(r["since_spawn"] >= due for r, due in zip(patience, dues, strict=True))
-        # NotTriggerScaleUp (a warning in the "scaling" step): no machine is coming
-        assert {r["id"] for r in patience} <= {"patience-scheduling", "patience-scaling"}
-        assert [r["count"] for r in patience] == list(range(1, len(patience) + 1))
+        # NotTriggerScaleUp (a warning in the "scaling" step): no machine is coming. On a
+        # loaded machine the first message may come before the scheduler's first event
+        # ("requested"); each step's record counts its own messages.
+        assert {r["id"] for r in patience} <= {"patience-requested", "patience-scheduling", "patience-scaling"}
+        counts: dict[str, list[int]] = {}
+        for r in patience:
+            counts.setdefault(r["id"], []).append(r["count"])
+        assert all(c == list(range(1, len(c) + 1)) for c in counts.values())
         assert all(r["message"].startswith("Still waiting for a machine to run your server (+0:0") for r in patience)
         await spawner.stop(now=True)
 
