@@ -108,7 +108,7 @@ def stopped_early_record(timeline: SpawnTimeline, start_timeout: float | None) -
         "severity": "info",
         "reason": STOPPED_EARLY_REASON,
         "object": {"kind": None, "name": None, "container": None, "field_path": None},
-        "component": "richprogress",
+        "component": None,
         "count": 1,
         "message": message,
         "raw_message": message,

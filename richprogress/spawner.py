@@ -603,14 +603,14 @@ class RichProgressMixin(LoggingConfigurable):
         elapsed = timeline.elapsed()
         if due is None or elapsed < due or timeline.outcome != "pending":
             return False
-        if broadcast.live is not None and broadcast.live.hopeless:
-            # the page already says what is wrong and that waiting will not fix it
-            return False
         while True:  # skip messages that are all overdue (e.g. after a long hook)
             state["patience_n"] += 1
             nxt = self._rp_patience_due(state["patience_n"])
             if nxt is None or nxt > elapsed:
                 break
+        if broadcast.live is not None and broadcast.live.hopeless:
+            # the page already says what is wrong and that waiting will not fix it
+            return False
         phase = self._rp_current_phase(timeline)
         waiting_for = {**self._default_waiting_for(), **self.patience_waiting_for}
         severity = self._rp_phase_severity(timeline, phase)

@@ -38,6 +38,8 @@
 //   Test hook: window.richprogressPage.reconnect() (pending page) closes the event stream
 //              and opens a new one; the hub replays the spawn, rows must not double.
 
+import { LiveBanner } from "./live-diagnosis.js";
+
 // -- the vocabulary: must equal richprogress/records.py (tests/test_vocabulary_js.py) ----
 export const SEVERITIES = ["info", "warning", "error"];
 export const PHASES = [
@@ -93,6 +95,8 @@ const PHASE_ORDER = new Map(PHASES.map(([name], index) => [name, index]));
  * @property {boolean} [ready]
  * @property {boolean} [failed]
  * @property {string} [url]
+ * @property {?import("./live-diagnosis.js").LiveDiagnosis} [diagnosis]  the live cause, when
+ *           it changed (null: cleared); shown by live-diagnosis.js
  */
 
 /** "+m:ss" (or "+h:mm:ss") since the spawn started; "" when unknown. */
@@ -208,6 +212,14 @@ class PendingPage {
     // the browser's wall clock is off.
     this.serverElapsed = typeof data.serverElapsed === "number" ? data.serverElapsed : null;
     this.loadedAt = performance.now();
+    this.live = new LiveBanner({
+      stopUrl: data.stopUrl,
+      spawnUrl: data.spawnUrl,
+      xsrf: xsrfToken,
+      beforeStop: () => {
+        this.stopRequested = true;
+      },
+    });
     if (this.serverElapsed === null) {
       document.getElementById("rp-elapsed-label").textContent = "Waiting on this page for";
     }
@@ -289,6 +301,8 @@ class PendingPage {
     if (evt.message !== undefined) this.message.textContent = evt.message;
     if (evt.record && evt.record.id) this.addRecord(evt.record);
     else if (evt.message && !evt.ready && !evt.failed) this.addMessage(evt.message);
+    if ("diagnosis" in evt) this.live.update(evt.diagnosis);
+    if (evt.ready || evt.failed) this.live.end();
     if (evt.ready) {
       this.stop();
       this.step.textContent = PHASE_LABELS.get("ready");
