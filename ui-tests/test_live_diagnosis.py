@@ -104,3 +104,14 @@ def test_a_cause_that_may_clear_is_calm_then_goes(make_hub_page, slow_stop_hub, 
     page.screenshot(path=str(images_dir / "live-still-trying.png"))
     page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"))
     assert hub_page.dialogs == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_banner_passes_axe_in_both_colour_schemes(make_hub_page, slow_stop_hub, axe_source, images_dir, scheme):
+    hub_page = make_hub_page(hub=slow_stop_hub, color_scheme=scheme)
+    page = hub_page.page
+    hub_page.spawn("image-not-found")
+    expect(page.locator("#rp-live")).to_have_attribute("data-state", "hopeless")
+    expect(page.locator("#rp-live")).to_be_visible()
+    assert hub_page.axe_violations(axe_source) == []
+    page.screenshot(path=str(images_dir / f"live-cause-{scheme}.png"))
