@@ -809,3 +809,61 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "hint": "Start your server again once it has stopped.",
     },
 ]
+
+
+# ---- causes no amount of waiting fixes (DESIGN.md contract 7) -------------------------------
+# Kept apart from the wording above: which causes are fatal is a separate decision from how
+# they read. ``richprogress.hopeless`` ends a spawn only after a fatal cause has held (it
+# repeated, or lasted); see the README's "Fail fast" section for why each one is here and
+# what is deliberately not (scale-ups, slow pulls, storage, quotas, rate limits, 5xx).
+
+# cluster-autoscaler's NotTriggerScaleUp lists one reason per machine group
+# (core/scaleup/orchestrator, "pod didn't trigger scale-up: 2 Insufficient cpu, 1 max node
+# group size reached"). Only reasons that a new machine of that group can never overcome
+# count; one group at its maximum size or in back-off may still free up.
+_NEVER_FITS_ITEM = re.compile(
+    r"\s*(?:\d+\s+)?(?:Insufficient \S+|node\(s\) didn't match Pod's node affinity(?:/selector)?"
+    r"|node\(s\) didn't match node selector)\s*\Z"
+)
+_SCALE_UP_BODY = re.compile(r"\s*pod didn't trigger scale-up(?:\s*\([^)]*\))?:?(.*)", re.S)
+
+
+def never_fits(detail: str = "", **_: str) -> bool:
+    """Whether a NotTriggerScaleUp says that no machine group could ever take the pod."""
+    found = _SCALE_UP_BODY.match(detail)
+    body = (found.group(1) if found else detail).strip().rstrip(".")
+    items = [item for item in re.split(r",\s*", body) if item.strip()]
+    return bool(items) and all(_NEVER_FITS_ITEM.match(item) for item in items)
+
+
+def karpenter_never_fits(detail: str = "", **_: str) -> bool:
+    """Whether Karpenter says no instance type of any node pool fits (a node pool at its
+    limits may free up, so "exceed limits" is not fatal)."""
+    return "exceed limits" not in detail and (
+        "no instance type satisfied" in detail or "incompatible with nodepool" in detail
+    )
+
+
+def _missing_config(what: str = "", **_: str) -> bool:
+    # a PVC KubeSpawner creates itself may still be on its way; a secret or config map not
+    return what in ("secret", "configmap")
+
+
+#: rule id -> ``fatal`` (True, or a function of the rule's groups like a template)
+FATAL_RULES: dict[str, Any] = {
+    "image-not-found": True,
+    "image-access-denied": True,
+    "image-invalid-name": True,
+    "image-invalid-name-error": True,
+    "image-never-pull": True,
+    "not-triggered-scale-up": never_fits,
+    "karpenter-failed-scheduling": karpenter_never_fits,
+    "volume-mount-missing": _missing_config,
+    "container-crash-backoff": True,
+    "container-oom-killed": True,
+    "container-terminated": True,
+}
+
+for _rule in DEFAULT_RULES:
+    if _rule["id"] in FATAL_RULES:
+        _rule["fatal"] = FATAL_RULES[_rule["id"]]

@@ -79,6 +79,8 @@ def _fits(key: Any, value: Any) -> bool:
         return value in SEVERITIES
     if key == "phase":
         return value is None or (isinstance(value, str) and value in PHASE_PROGRESS)
+    if key == "fatal":
+        return isinstance(value, bool)
     if key == "count":
         return isinstance(value, int) and not isinstance(value, bool) and value >= 1
     if key == "since_spawn":
@@ -293,6 +295,7 @@ class EventFormatter(LoggingConfigurable):
         phase = None
         severity = None
         rule_id = None
+        fatal = False
         pure = True
         ruleset = self._ruleset
         if ruleset is None:  # not `or`: a RuleSet's truth is its length, a call per event
@@ -311,6 +314,8 @@ class EventFormatter(LoggingConfigurable):
                 rule_id = rule.id
                 severity = rule.severity
                 phase = rule.phase
+                if rule.fatal:
+                    fatal = rule.fatal is True or self._is_fatal(rule, groups)
                 if rule.hint is not None:
                     if rule.safe_hint:
                         hint = rule.render_hint(groups)  # type: ignore[misc]
@@ -324,7 +329,7 @@ class EventFormatter(LoggingConfigurable):
             message = raw or reason or "(event without a message)"
         if severity is None:
             severity = "warning" if type_ == "Warning" else "info"
-        return {
+        record: EventRecord = {
             "id": uid,
             "timestamp": timestamp,
             "first_timestamp": first_timestamp,
@@ -344,7 +349,23 @@ class EventFormatter(LoggingConfigurable):
             "rule": rule_id,
             "phase": phase,
             "hint": hint,
-        }, pure
+        }
+        if fatal:
+            # only when true: records of causes that waiting can fix stay as they were
+            record["fatal"] = True
+        return record, pure
+
+    def _is_fatal(self, rule: Rule, groups: Mapping[str, str]) -> bool:
+        """A rule's callable ``fatal``, called as ``fatal(**groups)``; False if it fails."""
+        try:
+            return bool(rule.fatal(**groups))  # type: ignore[operator]
+        except Exception:
+            self._log_once(
+                ("render", rule.id, "fatal"),
+                "richprogress: the fatal check of rule %s failed; treating the cause as not fatal",
+                rule.label,
+            )
+            return False
 
     def _safe_record(self, event: Any) -> EventRecord:
         """The record of last resort, should normalizing or matching ever fail."""

@@ -61,3 +61,6 @@ class EventRecord(_EventRecordRequired, total=False):
     phase: str | None
     hint: str | None
     since_spawn: float | None
+    #: waiting cannot fix the cause (a rule's ``fatal``; only present when true, or when a
+    #: ``format_hook`` set it)
+    fatal: bool

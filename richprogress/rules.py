@@ -10,6 +10,7 @@ One and only purpose: the rule engine. The rule format is kubespawner #910's
         "severity": "error",                 # info | warning | error (else from the type)
         "hint": "Check the image name.",      # a template too, same groups
         "phase": "image",                     # one of records.PHASE_NAMES
+        "fatal": True,                        # waiting cannot fix it (DESIGN.md contract 7)
     }
 
 Semantics kept exactly from #910: each pattern is applied with ``re.match`` (anchored at the
@@ -36,7 +37,7 @@ from typing import Any
 from .normalize import MATCH_FIELDS, MATCH_INDEX
 from .records import PHASE_NAMES, SEVERITIES
 
-RULE_KEYS = frozenset({"id", "match", "template", "severity", "hint", "phase", "description"})
+RULE_KEYS = frozenset({"id", "match", "template", "severity", "hint", "phase", "description", "fatal"})
 # Fields with a small vocabulary in practice (reason, component, fieldPath, type, kind,
 # container, namespace): rules are pre-matched on them once per combination and the result
 # memoized. Only ``message`` and ``name`` (one per user) vary freely and are matched per event.
@@ -47,6 +48,8 @@ _KEY_FIELDS = tuple(i for i in range(len(MATCH_FIELDS)) if i not in _PER_EVENT)
 _MEMO_LIMIT = 2048
 
 Template = str | Callable[..., Any]
+#: A rule's ``fatal``: True/False, or a callable called as ``fatal(**groups)`` -> bool.
+Fatal = bool | Callable[..., Any]
 
 
 class RuleError(ValueError):
@@ -64,6 +67,8 @@ class Rule:
     hint: Template | None = None
     phase: str | None = None
     groups: frozenset[str] = frozenset()
+    # Waiting cannot fix the cause this rule names (see richprogress.hopeless).
+    fatal: Fatal = False
     # Where the rule came from, for error messages, e.g. "rules[3]" or "extra_rules['x']".
     origin: str = ""
     # True when two fields define the same group name: then field order decides which value
@@ -168,6 +173,17 @@ def _check_template(value: Any, key: str, groups: frozenset[str], where: str) ->
     raise RuleError(f"{where}: {key} must be a string or a callable, not {type(value).__name__}")
 
 
+def _check_fatal(value: Any, groups: frozenset[str], where: str) -> Fatal:
+    """A rule's ``fatal``: a bool, or a callable of the rule's groups (checked like a
+    callable template)."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if callable(value):
+        _check_template(value, "fatal", groups, where)
+        return value
+    raise RuleError(f"{where}: fatal must be true, false or a callable, not {type(value).__name__}")
+
+
 def compile_rule(raw: Any, origin: str, default_id: str, *, pure_callables: bool = False) -> Rule:
     """Validate and compile one rule given as a dict (or pass a ``Rule`` through).
 
@@ -240,6 +256,7 @@ def compile_rule(raw: Any, origin: str, default_id: str, *, pure_callables: bool
     description = raw.get("description")
     if description is not None and not isinstance(description, str):
         raise RuleError(f"{where}: description must be a string")
+    fatal = _check_fatal(raw.get("fatal", False), frozen_groups, where)
 
     render = make_renderer(template)
     render_hint = make_renderer(hint) if hint is not None else None
@@ -251,11 +268,13 @@ def compile_rule(raw: Any, origin: str, default_id: str, *, pure_callables: bool
         hint=hint,
         phase=phase,
         groups=frozen_groups,
+        fatal=fatal,
         origin=origin,
         ordered_groups=clash,
         render=render,
         render_hint=render_hint,
-        pure=pure_callables or (isinstance(template, str) and (hint is None or isinstance(hint, str))),
+        pure=pure_callables
+        or (isinstance(template, str) and (hint is None or isinstance(hint, str)) and not callable(fatal)),
         safe_render=_is_percent_template(render),
         safe_hint=_is_percent_template(render_hint),
     )

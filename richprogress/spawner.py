@@ -18,6 +18,9 @@ How it works:
   holds (same ids, so a reconnecting page can drop what it has), then waits for changes and
   yields new or updated records (an update keeps its ``id`` and carries the new ``count``).
   Several pages on the same spawn share the pump's work.
+- The live diagnosis (``live_diagnosis.LiveDiagnoser``) is kept current as records arrive
+  and rides on the progress events as ``diagnosis`` whenever it changes. With ``fail_fast``
+  a fatal cause that has held ends the spawn at once (DESIGN.md contract 7).
 """
 
 from __future__ import annotations
@@ -28,10 +31,12 @@ from contextlib import aclosing
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from traitlets import Dict, Float, Integer, Unicode
+from traitlets import Bool, Dict, Float, Integer, Unicode
 from traitlets.config import LoggingConfigurable
 
 from .event_index import Subscription
+from .hopeless import FailFastPolicy
+from .live_diagnosis import LiveDiagnoser, StoppedEarly, stopped_early_facts, stopped_early_record
 from .records import PHASE_NAMES, PHASE_PROGRESS, EventRecord
 from .report import format_clock
 from .timeline import DEFAULT_MAX_RECORDS, SpawnTimeline, isoformat_z, parse_timestamp, utcnow
@@ -66,6 +71,8 @@ class _Broadcast:
         self.last_since = 0.0
         #: the last record timestamp parsed for this timeline, and its value
         self.stamp_cache: tuple[Any, datetime | None] = (None, None)
+        #: the spawn's live diagnosis (made by the spawner that owns the timeline)
+        self.live: LiveDiagnoser | None = None
 
     def waiter(self, version: int) -> asyncio.Future[None] | None:
         if version != self.version:
@@ -153,6 +160,42 @@ class RichProgressMixin(LoggingConfigurable):
         """,
     )
 
+    fail_fast = Bool(
+        True,
+        config=True,
+        help="""
+        End a spawn at once when its cause is one that waiting cannot fix.
+
+        A cause is fatal when the rule that worded it says ``fatal`` (an image that does not
+        exist, an invalid image name, a request larger than any machine, a missing secret,
+        a container that keeps exiting; see the README's list). Once such a cause has held
+        (``fail_fast_repeats``, ``fail_fast_hold``), the spawner stops its pod with its own
+        ``stop()`` and the spawn fails with the diagnosis as its message, instead of after
+        ``start_timeout``. False: only show the cause on the page, and wait as before.
+        """,
+    )
+
+    fail_fast_repeats = Integer(
+        2,
+        config=True,
+        help="""
+        How many times a fatal cause must have happened before fail-fast ends the spawn.
+
+        The default 2 waits for the kubelet's second failed pull of a missing image, so a
+        one-off (a registry mirror that does not have a new tag yet) never stops a spawn.
+        0: do not count (then only ``fail_fast_hold`` decides).
+        """,
+    )
+
+    fail_fast_hold = Float(
+        60.0,
+        config=True,
+        help="""
+        Seconds a fatal cause must have been the cause before fail-fast ends the spawn,
+        even if it did not repeat (some causes are reported once). 0: do not time it.
+        """,
+    )
+
     spawn_timeline_max_records = Integer(
         DEFAULT_MAX_RECORDS,
         config=True,
@@ -223,7 +266,11 @@ class RichProgressMixin(LoggingConfigurable):
         )
         self.spawn_timeline = timeline
         self._rp_timeline_future = getattr(self, "_spawn_future", None)
-        self._rp_current = (timeline, _Broadcast())
+        broadcast = _Broadcast()
+        broadcast.live = LiveDiagnoser(
+            FailFastPolicy(self.fail_fast, self.fail_fast_repeats, self.fail_fast_hold)
+        )
+        self._rp_current = (timeline, broadcast)
         return timeline
 
     def _rp_broadcast(self, timeline: SpawnTimeline) -> _Broadcast:
@@ -285,10 +332,12 @@ class RichProgressMixin(LoggingConfigurable):
         timeline = self._rp_claim_timeline()
         broadcast = self._rp_broadcast(timeline)
         sub = Subscription()
+        self._rp_fail_fast = asyncio.get_running_loop().create_future()
         pump = asyncio.ensure_future(self._rp_pump(timeline, broadcast, sub))
         self._rp_in_start = True
         try:
-            result = await maybe_future(super().start())  # type: ignore[misc]
+            starting = asyncio.ensure_future(maybe_future(super().start()))  # type: ignore[misc]
+            result = await self._rp_start_or_stop_early(starting, timeline, broadcast)
         except BaseException as exc:
             self._rp_in_start = False
             await self._rp_stop_pump(pump, sub)
@@ -302,6 +351,51 @@ class RichProgressMixin(LoggingConfigurable):
         broadcast.notify()
         self._rp_spawn_ended(timeline)
         return result
+
+    _rp_fail_fast: asyncio.Future[None] | None = None
+
+    async def _rp_start_or_stop_early(
+        self, starting: asyncio.Future[Any], timeline: SpawnTimeline, broadcast: _Broadcast
+    ) -> Any:
+        """The parent's ``start()``, unless fail-fast ends the spawn first: then stop the
+        pod with our own ``stop()`` (as the hub does after a timeout) and raise
+        ``StoppedEarly`` with the diagnosis summary."""
+        signal = self._rp_fail_fast
+        assert signal is not None
+        try:
+            await asyncio.wait((starting, signal), return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            starting.cancel()  # the hub's timeout or shutdown: as if we awaited it directly
+            raise
+        if starting.done():
+            return starting.result()
+        starting.cancel()
+        try:
+            await starting
+        except BaseException:
+            pass
+        live = broadcast.live
+        diagnosis = live.mark_stopped() if live is not None else None
+        timeline.stopped_early = stopped_early_facts(diagnosis, timeline.elapsed())
+        timeout = float(getattr(self, "start_timeout", 0) or 0) or None
+        self._rp_add_record(timeline, broadcast, stopped_early_record(timeline, timeout))
+        broadcast.notify()
+        summary = diagnosis["summary"] if diagnosis else "The server cannot start."
+        self.log.info("richprogress: stopping %s early: %s", getattr(self, "_log_name", "?"), summary)
+        try:
+            await self.stop(now=True)
+        except Exception:
+            self.log.exception("richprogress: stopping the pod after a fatal cause failed")
+        raise StoppedEarly(summary)
+
+    def _rp_live_changed(self, timeline: SpawnTimeline, broadcast: _Broadcast, changed: bool) -> bool:
+        """After the live diagnosis was updated: ask for fail-fast when it is due."""
+        live = broadcast.live
+        signal = self._rp_fail_fast
+        if live is not None and live.stop_due and signal is not None and not signal.done():
+            if timeline.outcome == "pending" and self._rp_in_start:
+                signal.set_result(None)
+        return changed
 
     async def stop(self, now: bool = False) -> Any:
         """Stop as the parent does; a stop while the spawn is pending (and ``start()`` is
@@ -356,7 +450,13 @@ class RichProgressMixin(LoggingConfigurable):
                     break
                 timeout = self._rp_next_wakeup(timeline, state)
                 if not await sub.wait(timeout):
-                    if self._rp_patience(timeline, broadcast, state):
+                    live = broadcast.live
+                    recheck = live.recheck_in(timeline) if live is not None else None
+                    held = False
+                    if live is not None and recheck is not None and recheck <= 0.01:
+                        # a fatal cause's hold time passed: time alone may end the spawn
+                        held = self._rp_live_changed(timeline, broadcast, live.refresh(timeline))
+                    if self._rp_patience(timeline, broadcast, state) or held:
                         broadcast.notify()
         except asyncio.CancelledError:
             raise
@@ -468,6 +568,9 @@ class RichProgressMixin(LoggingConfigurable):
         stored, changed = timeline.add(record)
         if changed:
             broadcast.last_since = max(broadcast.last_since, float(stored.get("since_spawn") or 0.0))
+            live = broadcast.live
+            if live is not None and live.note(timeline, stored):
+                self._rp_live_changed(timeline, broadcast, True)
         return changed
 
     async def _rp_tick(self, timeline: SpawnTimeline, broadcast: _Broadcast, final: bool) -> bool:
@@ -483,10 +586,13 @@ class RichProgressMixin(LoggingConfigurable):
         return self.patience_after * max(self.patience_growth, 1.01) ** n
 
     def _rp_next_wakeup(self, timeline: SpawnTimeline, state: dict[str, Any]) -> float | None:
+        live = self._rp_broadcast(timeline).live
+        recheck = live.recheck_in(timeline) if live is not None else None
         due = self._rp_patience_due(state["patience_n"])
         if due is None:
-            return None
-        return max(0.0, due - timeline.elapsed())
+            return recheck
+        patience = max(0.0, due - timeline.elapsed())
+        return patience if recheck is None else min(patience, recheck)
 
     def _rp_current_phase(self, timeline: SpawnTimeline) -> str:
         progress = timeline.progress
@@ -512,6 +618,9 @@ class RichProgressMixin(LoggingConfigurable):
             nxt = self._rp_patience_due(state["patience_n"])
             if nxt is None or nxt > elapsed:
                 break
+        if broadcast.live is not None and broadcast.live.hopeless:
+            # the page already says what is wrong and that waiting will not fix it
+            return False
         phase = self._rp_current_phase(timeline)
         waiting_for = {**self._default_waiting_for(), **self.patience_waiting_for}
         severity = self._rp_phase_severity(timeline, phase)
@@ -548,6 +657,7 @@ class RichProgressMixin(LoggingConfigurable):
         broadcast = self._rp_broadcast(timeline)
         sent: dict[str, EventRecord] = {}
         progress = 0
+        shown: Any = None  # the live diagnosis this reader sent last (None: none shown)
         while True:
             version = broadcast.version
             for record in timeline.records():
@@ -558,7 +668,13 @@ class RichProgressMixin(LoggingConfigurable):
                 # the bar follows the steps reached and never goes back; 100 is the hub's
                 # "ready" event, never ours
                 progress = max(progress, PHASE_PROGRESS.get(phase or "", 0), broadcast.progress_floor)
-                yield self._rp_event(record, min(progress, 99))
+                event = self._rp_event(record, min(progress, 99))
+                live = broadcast.live.current if broadcast.live is not None else None
+                if live is not shown:
+                    # contract 3: "diagnosis" rides on the event where it changed (null: cleared)
+                    event["diagnosis"] = dict(live) if live is not None else None
+                    shown = live
+                yield event
             if timeline.outcome != "pending":
                 return
             waiter = broadcast.waiter(version)

@@ -65,6 +65,9 @@ class SpawnTimeline:
         #: the failure's text from the exception; may be "" (the hub's own timeout has none)
         self.failure_message: str | None = None
         self.max_records = max_records
+        #: set when the spawner ended the spawn early because of a fatal cause
+        #: (``live_diagnosis.stopped_early_facts``: at, summary, record_id, count)
+        self.stopped_early: dict[str, Any] | None = None
         self.dropped = 0
         self._records: OrderedDict[str, EventRecord] = OrderedDict()
         self._progress = 0
@@ -142,5 +145,6 @@ class SpawnTimeline:
             "reason": self.failure_message,
             "progress": self._progress,
             "dropped": self.dropped,
+            "stopped_early": self.stopped_early,
             "records": self.records(),
         }

@@ -238,6 +238,8 @@ class FailureView:
     viewer_is_owner: bool = False
     #: the facts an admin needs (label, value), shown in the facts box
     facts: list[tuple[str, str]] = field(default_factory=list)
+    #: "at +0:14, as waiting could not fix it" when fail-fast ended the spawn, else ""
+    stopped_early: str = ""
 
 
 def failure_view(
@@ -301,6 +303,11 @@ def failure_view(
         facts=[(label, display_text(value, 300)) for label, value in facts or []],
         timeline_url=timeline_api_path(hub_base_url, user_name, server_name),
         viewer_is_owner=viewer_name is not None and viewer_name == user_name,
+        stopped_early=(
+            f"at {format_clock(timeline.stopped_early.get('at'))}, as waiting could not fix it"
+            if timeline.stopped_early
+            else ""
+        ),
     )
 
 
@@ -329,6 +336,10 @@ def pending_data(
         "timelineUrl": timeline_api_path(hub_base_url, user_name, server_name),
         "pageUrl": url_path_join(
             hub_base_url, "spawn-pending", url_escape_path(user_name), url_escape_path(server_name)
+        ),
+        # "Stop and change options" (live-diagnosis.js) ends on the spawn form
+        "spawnUrl": url_path_join(
+            hub_base_url, "spawn", url_escape_path(user_name), url_escape_path(server_name)
         ),
         # Seconds since the spawn request, by the hub's clock, when the page was rendered;
         # the browser adds its monotonic clock to it (its wall clock may be off).

@@ -39,6 +39,7 @@
 //              and opens a new one; the hub replays the spawn, rows must not double.
 
 import { attachDetails, detailsOpen, displayText, formatCount, wireRenderedDetails } from "./row-details.js";
+import { LiveBanner } from "./live-diagnosis.js";
 
 // -- the vocabulary: must equal richprogress/records.py (tests/test_vocabulary_js.py) ----
 export const SEVERITIES = ["info", "warning", "error"];
@@ -95,6 +96,8 @@ const PHASE_ORDER = new Map(PHASES.map(([name], index) => [name, index]));
  * @property {boolean} [ready]
  * @property {boolean} [failed]
  * @property {string} [url]
+ * @property {?import("./live-diagnosis.js").LiveDiagnosis} [diagnosis]  the live cause, when
+ *           it changed (null: cleared); shown by live-diagnosis.js
  */
 
 /** "+m:ss" (or "+h:mm:ss") since the spawn started; "" when unknown. */
@@ -212,6 +215,14 @@ class PendingPage {
     // the browser's wall clock is off.
     this.serverElapsed = typeof data.serverElapsed === "number" ? data.serverElapsed : null;
     this.loadedAt = performance.now();
+    this.live = new LiveBanner({
+      stopUrl: data.stopUrl,
+      spawnUrl: data.spawnUrl,
+      xsrf: xsrfToken,
+      beforeStop: () => {
+        this.stopRequested = true;
+      },
+    });
     if (this.serverElapsed === null) {
       document.getElementById("rp-elapsed-label").textContent = "Waiting on this page for";
     }
@@ -293,6 +304,8 @@ class PendingPage {
     if (evt.message !== undefined) this.message.textContent = displayText(evt.message);
     if (evt.record && evt.record.id) this.addRecord(evt.record);
     else if (evt.message && !evt.ready && !evt.failed) this.addMessage(evt.message);
+    if ("diagnosis" in evt) this.live.update(evt.diagnosis);
+    if (evt.ready || evt.failed) this.live.end();
     if (evt.ready) {
       this.stop();
       this.step.textContent = PHASE_LABELS.get("ready");

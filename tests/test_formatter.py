@@ -37,7 +37,8 @@ def load(name: str) -> list[dict[str, Any]]:
 
 def test_record_has_every_contract_key_and_is_json() -> None:
     record = EventFormatter().format_event(PULL_FAILED)
-    assert set(record) == RECORD_KEYS
+    # a missing image is a cause waiting cannot fix: its record says so (issue 9)
+    assert set(record) == RECORD_KEYS | {"fatal"} and record["fatal"] is True
     assert record == json.loads(json.dumps(record))
     assert record["object"] == {"kind": "Pod", "name": "jupyter-alice", "container": "notebook",
                                 "field_path": "spec.containers{notebook}"}
@@ -169,7 +170,7 @@ def test_hook_returning_none_keeps_default() -> None:
 
 def test_hook_returning_partial_record_keeps_other_keys() -> None:
     record = EventFormatter(format_hook=lambda s, e, r: {"message": "short"}).format_event(PULL_FAILED)
-    assert record["message"] == "short" and set(record) == RECORD_KEYS
+    assert record["message"] == "short" and set(record) == RECORD_KEYS | {"fatal"}
 
 
 def test_hook_mutating_then_raising_does_not_leak_into_default(caplog: pytest.LogCaptureFixture) -> None:

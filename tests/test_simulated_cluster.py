@@ -166,6 +166,11 @@ SCENARIO_TABLE = {
     "custom-image": (["Scheduled", "Pulling", "Failed", "Failed", "BackOff", "Failed"], False),
     "no-node-fits": (["FailedScheduling", "NotTriggerScaleUp"], False),
     "out-of-memory": (["Scheduled", "Pulled", "Created", "Started", "BackOff"], False),
+    "flaky-pull": (
+        # the second "Pulling" repeats the first (same event, count 2)
+        ["Scheduled", "Pulling", "Failed", "Failed", "BackOff", "Failed", "Pulled", "Created", "Started"],
+        True,
+    ),
 }
 
 

@@ -74,6 +74,8 @@ c.KubeSpawner.port = int(env.get("RICHPROGRESS_DEMO_NOTEBOOK_PORT", "8888"))
 # long enough for scale-up at this speed; short enough that image-not-found fails in < 1 min
 c.KubeSpawner.start_timeout = int(float(env.get("RICHPROGRESS_DEMO_START_TIMEOUT", "30")))
 c.KubeSpawner.image = "quay.io/jupyter/base-notebook:latest"
+# fail-fast's hold time runs on the cluster's clock too: scale it as the start timeout
+c.RichKubeSpawner.fail_fast_hold = 60.0 / speed
 
 SCENARIO_ANNOTATION = "richprogress.demo/scenario"
 
@@ -123,6 +125,11 @@ c.KubeSpawner.profile_list = [
         "volume-provisioning",
         "Volume provisioning",
         "Your home folder is created and attached before the server starts.",
+    ),
+    _scenario(
+        "flaky-pull",
+        "Flaky registry",
+        "The first pull fails (the registry does not have the image yet), the retry succeeds.",
     ),
     _scenario(
         "out-of-memory",

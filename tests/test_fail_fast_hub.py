@@ -1,0 +1,125 @@
+"""Fail-fast and the live diagnosis through a real JupyterHub, real KubeSpawner, the
+simulated cluster and the hub's SSE progress API (DESIGN.md contracts 3 and 7).
+
+Fixtures: ``hub``, one DemoHub at speed 100 with a 30 s start timeout, so a spawn that
+ends early is told apart from one the hub's timeout ends by a wide margin. The demo scales
+fail-fast's hold time by the speed (60 s / 100), as it scales the start timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from test_spawner_hub import create_user, read_all, records_of, timeline
+
+from richprogress.demo.hub import DemoHub
+from richprogress.live_diagnosis import STOPPED_EARLY_ID
+
+SPEED = 100.0
+START_TIMEOUT = 30.0
+MISSING = "quay.io/nobody/no-such-image:1"
+
+
+@pytest.fixture(scope="module")
+def hub() -> Any:
+    with DemoHub(speed=SPEED, start_timeout=START_TIMEOUT) as demo:
+        yield demo
+
+
+def diagnoses(events: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+    """The live diagnosis each time it changed on the stream."""
+    return [e["diagnosis"] for e in events if "diagnosis" in e]
+
+
+async def spawn_with(hub: DemoHub, name: str, body: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:
+    create_user(hub, name)
+    started = time.monotonic()
+    hub.api("POST", f"users/{name}/server", body)
+    events = await read_all(hub, name)
+    return events, time.monotonic() - started
+
+
+@pytest.mark.parametrize(("body", "image"), [
+    pytest.param({"profile": "image-not-found"}, "quay.io/jupyter/no-such-notebook:2026-11", id="image-not-found"),
+    pytest.param({"profile": "custom-image", "image": "unlisted-choice", "image--unlisted-choice": MISSING},
+                 MISSING, id="typed-missing-image"),
+])
+async def test_a_missing_image_is_said_at_once_and_the_spawn_ends_early(hub, body, image):
+    name = "nora" if body["profile"] == "image-not-found" else "tyra"
+    events, took = await spawn_with(hub, name, dict(body))
+    assert events[-1].get("failed") is True
+    assert took < START_TIMEOUT / 3, f"took {took:.1f} s: the start timeout ended it, not fail-fast"
+    records = records_of(events)
+    live = diagnoses(events)
+    # shown while the spawn still ran: red, in the failure page's words, then "stopped"
+    hopeless = [d for d in live if d and d["state"] == "hopeless"]
+    assert hopeless and hopeless[0]["fatal"] is True
+    assert f"The image {image} for the notebook container does not exist" == hopeless[0]["summary"]
+    assert live[-1] is not None and live[-1]["state"] == "stopped"
+    first_hopeless = next(i for i, e in enumerate(events) if e.get("diagnosis") and e["diagnosis"]["state"] == "hopeless")
+    assert first_hopeless < len(events) - 2
+    # the timeline says it was stopped early, and why
+    stop_row = next(r for r in records if r["id"] == STOPPED_EARLY_ID)
+    assert stop_row["message"].startswith("Stopped early, at +0:")
+    assert "30 s time limit" in stop_row["message"]
+    # JupyterHub ends the stream with the diagnosis as the failure's message
+    assert events[-1]["message"] == f"Spawn failed: {hopeless[0]['summary']}"
+    await asyncio.sleep(0.3)
+    data = timeline(hub, name)
+    assert data["outcome"] == "failed"
+    assert data["stopped_early"]["summary"] == data["diagnosis"]["summary"] == hopeless[0]["summary"]
+    assert data["stopped_early"]["count"] >= 2
+    assert data["reason"] == hopeless[0]["summary"]
+    # the server is not running; no pod is left behind
+    assert hub.api("GET", f"users/{name}")["servers"] == {}
+
+
+async def test_out_of_memory_at_start_ends_early(hub):
+    events, took = await spawn_with(hub, "olga", {"profile": "out-of-memory"})
+    assert events[-1].get("failed") is True
+    assert took < START_TIMEOUT / 3
+    live = diagnoses(events)
+    assert live[-1] is not None and live[-1]["state"] == "stopped"
+    assert "ran out of memory" in live[-1]["summary"]
+
+
+async def test_relaunch_after_fail_fast_starts_clean(hub):
+    events, _ = await spawn_with(hub, "rhea", {"profile": "image-not-found"})
+    assert events[-1].get("failed") is True
+    await asyncio.sleep(0.3)
+    events, _ = await spawn_with(hub, "rhea", {"profile": "happy-path"})
+    assert events[-1].get("ready") is True
+    records = records_of(events)
+    assert [r["reason"] for r in records] == ["Scheduled", "Pulling", "Pulled", "Created", "Started"]
+    assert diagnoses(events) == []
+    data = timeline(hub, "rhea")
+    assert data["outcome"] == "ready" and data["stopped_early"] is None
+    hub.api("DELETE", "users/rhea/server")
+
+
+#: scenarios that succeed on a real cluster, and how many times each is run here
+NEVER_STOPPED = ["happy-path", "scale-up", "volume-provisioning", "flaky-pull"]
+RUNS = 3
+
+
+@pytest.mark.parametrize("run", range(RUNS))
+async def test_spawns_that_can_succeed_are_never_stopped(hub, run):
+    async def one(profile: str) -> tuple[str, list[dict[str, Any]]]:
+        name = f"{profile.replace('-', '')}{run}"
+        events, _ = await spawn_with(hub, name, {"profile": profile})
+        return name, events
+
+    results = await asyncio.gather(*(one(p) for p in NEVER_STOPPED))
+    for (name, events), profile in zip(results, NEVER_STOPPED, strict=True):
+        assert events[-1].get("ready") is True, (profile, events[-1])
+        data = timeline(hub, name)
+        assert data["stopped_early"] is None, profile
+        assert all(r["id"] != STOPPED_EARLY_ID for r in data["records"])
+        if profile == "flaky-pull":
+            # it looked fatal for a while: the page said so, then the cause cleared
+            states = [d["state"] if d else None for d in diagnoses(events)]
+            assert "hopeless" in states and states[-1] is None, states
+        hub.api("DELETE", f"users/{name}/server")

@@ -1,0 +1,117 @@
+"""The live cause banner and fail-fast, as a user sees them (issue 9, DESIGN.md contract 7).
+
+Fixtures: ``slow_stop_hub`` (module): a DemoHub like ``demo_hub`` whose fail-fast waits
+``HOLD`` seconds (and does not count repeats), so the page can be watched, and clicked,
+while the cause is known and the spawn still runs. The default hub (``demo_hub``) ends a
+missing image within a second at its speed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import expect
+
+from richprogress.demo.hub import DemoHub
+
+pytestmark = pytest.mark.browser
+
+MISSING_IMAGE = "quay.io/jupyter/no-such-notebook:2026-11"
+TYPED = "quay.io/someone/<img src=x onerror=alert(1)>:1"
+HOLD = 6.0
+SPEED = 20.0
+
+
+@pytest.fixture(scope="module")
+def slow_stop_hub() -> Iterator[DemoHub]:
+    extra = f"c.RichKubeSpawner.fail_fast_repeats = 0\nc.RichKubeSpawner.fail_fast_hold = {HOLD}\n"
+    hub = DemoHub(speed=SPEED, start_timeout=40, extra_config=extra)
+    hub.start()
+    try:
+        yield hub
+    finally:
+        hub.stop()
+    assert not hub.pids
+
+
+def test_the_cause_shows_before_the_spawn_ends_then_fail_fast_ends_it(make_hub_page, slow_stop_hub, images_dir):
+    hub_page = make_hub_page(hub=slow_stop_hub)
+    page = hub_page.page
+    hub_page.spawn("image-not-found")
+    banner = page.locator("#rp-live")
+    expect(banner).to_be_visible()
+    expect(banner).to_have_attribute("data-state", "hopeless")
+    expect(page.locator("#rp-live-summary")).to_have_text(
+        f"The image {MISSING_IMAGE} for the notebook container does not exist")
+    expect(page.locator("#rp-live-hint")).to_contain_text("What you can do:")
+    expect(page.locator("#rp-live-stop")).to_be_visible()
+    # the bar and the step follow the cause: red, "cannot continue", not blue "downloading"
+    expect(page.locator("#progress-bar")).to_have_class(re.compile(r"\bbg-danger\b"))
+    expect(page.locator("#rp-step-state")).to_have_text("(cannot continue)")
+    expect(page.locator("#rp-step")).to_have_attribute("aria-live", "off")
+    # still pending: the failure box is not there yet
+    expect(page.locator("#rp-failure")).to_be_hidden()
+    page.screenshot(path=str(images_dir / "live-cause.png"))
+
+    # fail-fast: the failure comes after HOLD seconds, not after the 40 s start timeout
+    expect(page.locator("#rp-failure")).to_be_visible(timeout=int((HOLD + 15) * 1000))
+    expect(page.locator("#rp-failure-summary")).to_contain_text(MISSING_IMAGE)
+    expect(banner).to_be_hidden()
+    expect(hub_page.rows().filter(has_text="Stopped early, at +0:")).to_have_count(1)
+
+    # the failure page, also after a reload: the same cause, and that it was stopped early
+    page.reload()
+    expect(page.locator("#richprogress-failed")).to_be_visible()
+    expect(page.locator("#rp-summary")).to_have_text(
+        f"The image {MISSING_IMAGE} for the notebook container does not exist")
+    expect(page.locator("#rp-stopped-early")).to_contain_text("as waiting could not fix it")
+    expect(page.locator("#rp-timeline")).to_contain_text("Stopped early")
+    page.screenshot(path=str(images_dir / "stopped-early-after-reload.png"))
+    # Relaunch works, and the new spawn starts clean
+    page.locator("#start").click()
+    page.wait_for_url(re.compile(r"/hub/spawn"))
+    hub_page.spawn("happy-path")
+    page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"))
+    assert hub_page.dialogs == []
+
+
+def test_stop_and_change_options_stops_the_server_and_opens_the_form(make_hub_page, slow_stop_hub):
+    hub_page = make_hub_page(hub=slow_stop_hub)
+    page = hub_page.page
+    hub_page.spawn("custom-image", image=TYPED)
+    expect(page.locator("#rp-live-summary")).to_contain_text(TYPED)  # inert text, not markup
+    page.locator("#rp-live-stop").click()
+    page.wait_for_url(re.compile(r"/hub/spawn(/|$|\?)"))
+    expect(page.locator("#spawn_form")).to_be_visible()
+    # the server is not running, and no failure box was flashed at the user on the way
+    user = slow_stop_hub.api("GET", f"users/{hub_page.user_path}")
+    assert user["servers"] == {}
+    assert hub_page.dialogs == []
+
+
+def test_a_cause_that_may_clear_is_calm_then_goes(make_hub_page, slow_stop_hub, images_dir):
+    hub_page = make_hub_page(hub=slow_stop_hub)
+    page = hub_page.page
+    hub_page.spawn("scale-up")
+    banner = page.locator("#rp-live")
+    expect(banner).to_have_attribute("data-state", "trying")
+    expect(banner).to_be_visible()
+    expect(page.locator("#rp-live-kicker")).to_have_text("Still trying")
+    expect(page.locator("#rp-live-stop")).to_be_hidden()
+    expect(page.locator("#progress-bar")).not_to_have_class(re.compile(r"\bbg-danger\b"))
+    page.screenshot(path=str(images_dir / "live-still-trying.png"))
+    page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"))
+    assert hub_page.dialogs == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_banner_passes_axe_in_both_colour_schemes(make_hub_page, slow_stop_hub, axe_source, images_dir, scheme):
+    hub_page = make_hub_page(hub=slow_stop_hub, color_scheme=scheme)
+    page = hub_page.page
+    hub_page.spawn("image-not-found")
+    expect(page.locator("#rp-live")).to_have_attribute("data-state", "hopeless")
+    expect(page.locator("#rp-live")).to_be_visible()
+    assert hub_page.axe_violations(axe_source) == []
+    page.screenshot(path=str(images_dir / f"live-cause-{scheme}.png"))
