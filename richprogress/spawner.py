@@ -34,7 +34,14 @@ from traitlets.config import LoggingConfigurable
 from .event_index import Subscription
 from .records import PHASE_NAMES, PHASE_PROGRESS, EventRecord
 from .report import format_clock
-from .timeline import DEFAULT_MAX_RECORDS, SpawnTimeline, isoformat_z, parse_timestamp, utcnow
+from .timeline import (
+    DEFAULT_MAX_RECORDS,
+    STOPPED_BEFORE_READY,
+    SpawnTimeline,
+    isoformat_z,
+    parse_timestamp,
+    utcnow,
+)
 
 #: A pump source's clean-up, returned by ``_rp_open_feed``.
 Closer = Callable[[], Awaitable[None]]
@@ -122,7 +129,7 @@ class RichProgressMixin(LoggingConfigurable):
     )
 
     patience_message = Unicode(
-        "Still waiting for {waiting_for} ({elapsed})",
+        "Still waiting for {waiting_for}",
         config=True,
         help="""
         Text of the "still waiting" record (plain text).
@@ -301,14 +308,17 @@ class RichProgressMixin(LoggingConfigurable):
         broadcast.notify()
         return result
 
-    async def stop(self, now: bool = False) -> Any:
+    async def stop(self, *args: Any, **kwargs: Any) -> Any:
         """Stop as the parent does; a stop while the spawn is pending (and ``start()`` is
-        not running, e.g. it never got called) ends the timeline as failed."""
+        not running, e.g. it never got called) ends the timeline as failed.
+
+        The caller's arguments go to the parent unchanged: spawners' ``stop()`` signatures
+        differ (``now=`` is JupyterHub's, not every spawner's)."""
         timeline = self.spawn_timeline
         if timeline is not None and timeline.outcome == "pending" and not self._rp_in_start:
-            timeline.finish("failed", "The server was stopped before it was ready.")
+            timeline.finish("failed", STOPPED_BEFORE_READY)
             self._rp_broadcast(timeline).notify()
-        return await super().stop(now=now)  # type: ignore[misc]
+        return await super().stop(*args, **kwargs)  # type: ignore[misc]
 
     # -- the pump (the timeline's only writer) ---------------------------------------------------
 

@@ -434,7 +434,7 @@ async def test_patience_messages_count_from_the_request_and_grow_apart(tmp_path)
         # NotTriggerScaleUp (a warning in the "scaling" step): no machine is coming
         assert {r["id"] for r in patience} <= {"patience-scheduling", "patience-scaling"}
         assert [r["count"] for r in patience] == list(range(1, len(patience) + 1))
-        assert all(r["message"].startswith("Still waiting for a machine to run your server (+0:0") for r in patience)
+        assert all(r["message"] == "Still waiting for a machine to run your server" for r in patience)
         await spawner.stop(now=True)
 
 

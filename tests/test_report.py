@@ -259,9 +259,9 @@ def test_report_for_a_failed_spawn(failure: str) -> None:
         "Server": "gpu",
         "Hub": "https://hub.example.org/",
         "Started": "2026-11-29 10:00:00 UTC",
-        "Ran for": "5 min 03 s",
+        "Gave up after": "5 min 03 s",
         "Outcome": "failed",
-        "Step it died in": "Downloading the software image",
+        "Failed during": "Downloading the software image",
         "What went wrong": "The image quay.io/x/y:z does not exist",
         "What you can do": fields["What you can do"],
     }
@@ -287,7 +287,7 @@ def test_report_for_a_spawn_that_worked_has_no_failure_section() -> None:
     lines = [line.split() for line in text.splitlines()]
     assert ["Server:", "(default", "server)"] in lines
     assert ["Outcome:", "ready"] in lines
-    assert "What went wrong" not in text and "Step it died in" not in text
+    assert "What went wrong" not in text and "Failed during" not in text
 
 
 def test_report_without_records_still_reads() -> None:
@@ -311,6 +311,6 @@ def test_report_uses_the_diagnosis_the_page_showed() -> None:
     }
     text = render_report_text(data, user="alice", server_name="")
     assert "What went wrong: Shown on the page\nWhat you can do: Do this\n" in text
-    assert [line.split() for line in text.splitlines() if line.startswith("Step it died in")] == [
-        ["Step", "it", "died", "in:", "Preparing", "storage"]
+    assert [line.split() for line in text.splitlines() if line.startswith("Failed during")] == [
+        ["Failed", "during:", "Preparing", "storage"]
     ]
