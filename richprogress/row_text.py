@@ -45,6 +45,28 @@ def breakable_parts(text: str) -> list[tuple[str, bool]]:
     return parts
 
 
+#: a name worth its own line in a headline: an image reference, a host:port, a path
+_REFERENCE = re.compile(r"""["'“]?(?P<ref>[^\s"'“”]{12,}?)["'”]?(?=[.,;:!?)]*(?:\s|$))""")
+
+
+def headline_parts(text: str) -> tuple[str, str]:
+    """``(headline, reference)``: the first long name of a headline (an image reference
+    holding "/" or ":") taken out, so the headline names the problem in a few words and the
+    name stands on its own line in monospace with a copy button, instead of wrapping
+    through large bold text. ``(text, "")`` when there is none, or when the sentence would
+    lose its subject. "The image X does not exist." -> ("The image does not exist.", "X")."""
+    for match in _REFERENCE.finditer(text):
+        ref = match.group("ref")
+        if ("/" in ref or ":" in ref) and not ref.endswith(":"):
+            start, end = match.span()
+            before, after = text[:start].rstrip(), text[end:].lstrip()
+            if not before:
+                return text, ""
+            joiner = "" if not after or after[0] in ".,;:!?)" else " "
+            return before + joiner + after, ref
+    return text, ""
+
+
 def main_pod(records: Iterable[Mapping[str, Any]]) -> str | None:
     """The pod most records are about: the user's pod, when the spawner cannot say."""
     counts = Counter(

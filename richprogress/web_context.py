@@ -20,7 +20,7 @@ from . import paths
 from .diagnose import diagnose, fold_records, is_fold, step_durations
 from .records import PHASE_LABELS, SEVERITIES
 from .report import format_clock, format_duration, render_report_text
-from .row_text import breakable_parts, main_pod, shown_pills
+from .row_text import breakable_parts, headline_parts, main_pod, shown_pills
 from .timeline import STOPPED_BEFORE_READY, SpawnTimeline, parse_timestamp
 
 #: rows of the folded timeline on the failure page: with the summary, the facts and the
@@ -231,6 +231,11 @@ class FailureView:
     started_iso: str
     started_utc: str
     ran_for: str
+    #: the summary without its long name (an image), which ``reference`` holds; the page
+    #: shows the name on its own line in monospace with a copy button
+    headline: str = ""
+    reference: str = ""
+    reference_parts: list[tuple[str, bool]] = field(default_factory=list)
     #: "Gave up after" (the spawn failed) or "Stopped after" (someone stopped it)
     ran_for_label: str = "Gave up after"
     #: the user's pod, named here once instead of on every row
@@ -299,8 +304,13 @@ def failure_view(
         rows.append(row)
     phase = diagnosis["phase"]
     owner = viewer_name is not None and viewer_name == user_name
+    summary = for_viewer(diagnosis["summary"], owner) or ""
+    headline, reference = headline_parts(summary)
     return FailureView(
-        summary=for_viewer(diagnosis["summary"], owner) or "",
+        summary=summary,
+        headline=headline,
+        reference=reference,
+        reference_parts=breakable_parts(reference),
         hint=for_viewer(diagnosis["hint"], owner),
         phase_label=PHASE_LABELS.get(phase or "", "Unknown"),
         user_name=user_name,

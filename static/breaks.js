@@ -47,3 +47,27 @@ export function appendBreakable(parent, text) {
     parent.append(span, document.createElement("wbr"));
   }
 }
+
+/** A name worth its own line in a headline (see richprogress/row_text.py headline_parts). */
+const REFERENCE = /["'“]?(?<ref>[^\s"'“”]{12,}?)["'”]?(?=[.,;:!?)]*(?:\s|$))/g;
+
+/**
+ * [headline, reference]: the first long name of a headline taken out, so it can stand on
+ * its own line in monospace. "The image X does not exist." -> ["The image does not
+ * exist.", "X"]; [text, ""] when there is none or the sentence would lose its subject.
+ * @param {string} text
+ * @returns {[string, string]}
+ */
+export function headlineParts(text) {
+  for (const match of String(text).matchAll(REFERENCE)) {
+    const ref = match.groups.ref;
+    if ((ref.includes("/") || ref.includes(":")) && !ref.endsWith(":")) {
+      const before = text.slice(0, match.index).trimEnd();
+      const after = text.slice(match.index + match[0].length).trimStart();
+      if (!before) return [text, ""];
+      const joiner = !after || ".,;:!?)".includes(after[0]) ? "" : " ";
+      return [before + joiner + after, ref];
+    }
+  }
+  return [text, ""];
+}

@@ -47,7 +47,7 @@
 //   Test hook: window.richprogressPage.reconnect() (pending page) closes the event stream
 //              and opens a new one; the hub replays the spawn, rows must not double.
 
-import { appendBreakable } from "./breaks.js";
+import { appendBreakable, headlineParts } from "./breaks.js";
 
 // -- the vocabulary: must equal richprogress/records.py (tests/test_vocabulary_js.py) ----
 export const SEVERITIES = ["info", "warning", "error"];
@@ -161,10 +161,17 @@ function el(tag, className, text) {
   return node;
 }
 
+// One formatter for the page: toLocaleString() builds a new one per call, which made
+// rendering a long timeline slow (about a third of a millisecond per row).
+let localFormat = null;
+
 function localTime(iso) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return "";
-  return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  if (localFormat === null) {
+    localFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  }
+  return localFormat.format(date);
 }
 
 function objectLabel(obj) {
@@ -409,7 +416,7 @@ class PendingPage {
   onEvent(evt) {
     if (evt.progress !== undefined) this.setProgress(evt.progress);
     // A stock spawner's message is all there is to say; with records, the step says more.
-    if (evt.message !== undefined && !evt.record && !this.stepName) {
+    if (evt.message !== undefined && !(evt.record && evt.record.phase) && !this.stepName) {
       this.message.textContent = evt.message;
     }
     if (evt.record && evt.record.id) this.addRecord(evt.record);
@@ -499,7 +506,7 @@ class PendingPage {
     const box = document.getElementById("rp-failure");
     const summary = document.getElementById("rp-failure-summary");
     const hint = document.getElementById("rp-failure-hint");
-    summary.textContent = cleaned || `${whose} could not start.`;
+    showHeadline(summary, cleaned || `${whose} could not start.`);
     box.hidden = false;
     document.getElementById("progress-details").open = true;
     // The hub's diagnosis reads better than the exception text (which may be empty).
@@ -515,7 +522,7 @@ class PendingPage {
         this.elapsed.textContent = formatDuration(timeline.elapsed);
       }
       if (timeline.diagnosis) {
-        summary.textContent = timeline.diagnosis.summary || summary.textContent;
+        if (timeline.diagnosis.summary) showHeadline(summary, timeline.diagnosis.summary);
         hint.textContent = timeline.diagnosis.hint || "";
         if (timeline.diagnosis.phase && PHASE_LABELS.has(timeline.diagnosis.phase)) {
           this.step.textContent = `Failed during: ${PHASE_LABELS.get(timeline.diagnosis.phase)}`;
@@ -561,6 +568,45 @@ class PendingPage {
   }
 }
 
+/**
+ * The failure's sentence with its long name (an image) on a line of its own, in
+ * monospace, with a copy button (the failure page's layout, built with text nodes).
+ * @param {HTMLElement} summary
+ * @param {string} text
+ */
+function showHeadline(summary, text) {
+  const [headline, reference] = headlineParts(text);
+  summary.textContent = headline;
+  const line = document.getElementById("rp-failure-ref-line");
+  const code = document.getElementById("rp-failure-ref");
+  if (!line || !code) return;
+  code.replaceChildren();
+  appendBreakable(code, reference);
+  line.hidden = !reference;
+  wireCopy(document.getElementById("rp-failure-copy-ref"), () => reference);
+}
+
+/** A button that copies a text; says "Copied" for a moment (or that it could not). */
+function wireCopy(button, text) {
+  if (!button || button.dataset.wired) return;
+  button.dataset.wired = "1";
+  if (!navigator.clipboard) {
+    button.hidden = true;
+    return;
+  }
+  button.hidden = false;
+  const label = button.textContent;
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text());
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Could not copy";
+    }
+    window.setTimeout(() => (button.textContent = label), 2000);
+  });
+}
+
 function xsrfToken() {
   return (window.jhdata && window.jhdata.xsrf_token) || "";
 }
@@ -577,6 +623,8 @@ function setUpFailurePage() {
     const local = localTime(time.dateTime);
     if (local) time.title = `${local} (your time)`;
   }
+  const ref = document.getElementById("rp-copy-ref");
+  if (ref) wireCopy(ref, () => ref.dataset.copy || "");
   const button = document.getElementById("rp-copy");
   const report = document.getElementById("rp-report");
   const status = document.getElementById("rp-copy-status");

@@ -231,7 +231,15 @@ def failure_page(
 def test_failure_page_leads_with_the_cause_then_what_to_do() -> None:
     doc = failure_page("alice", timeline(image_not_found()))
     assert doc.find_all("h1")[0] is doc.by_id("rp-summary")
-    assert doc.by_id("rp-summary").words() == "The image quay.io/jupyter/scipy-notebok:2024-01-15 does not exist."
+    # the headline names the problem; the image stands on its own line, to copy
+    assert doc.by_id("rp-summary").words() == "The image does not exist."
+    ref = doc.by_id("rp-summary-ref")
+    assert ref.words().replace(" ", "") == "quay.io/jupyter/scipy-notebok:2024-01-15"
+    # it breaks only after "/", ":" and "." (never at a hyphen): whole pieces, then <wbr>
+    pieces = [n.words() for n in ref.find_all("span", class_="rp-nobr")]
+    assert pieces == ["quay.", "io/", "jupyter/", "scipy-notebok:", "2024-01-15"]
+    assert len(ref.find_all("wbr")) == len(pieces)
+    assert doc.by_id("rp-copy-ref").attrs["data-copy"] == "quay.io/jupyter/scipy-notebok:2024-01-15"
     assert doc.by_id("rp-hint").words().startswith("What you can do: Check the image name")
 
 
