@@ -498,6 +498,8 @@ class PendingPage {
     this.message.textContent = "";
     this.message.hidden = true;
     document.getElementById("rp-elapsed-label").textContent = "Gave up after";
+    // "18 s" reads as words, not as a ticking m:ss clock
+    this.elapsed.classList.remove("rp-mono");
     this.elapsed.textContent = formatDuration(
       (this.serverElapsed || 0) + (performance.now() - this.loadedAt) / 1000,
     );
