@@ -240,7 +240,7 @@ function fillRow(row, record, started, floor, ownPod) {
   if (stamp) {
     const time = el("time", "rp-time", stamp.slice(11, 19));
     time.dateTime = stamp;
-    time.title = `${localTime(stamp)} (your time)`;
+    // its title (local time) is set when first hovered: see PendingPage.start
     when.append(time);
   }
 
@@ -310,6 +310,14 @@ class PendingPage {
     this.timer = window.setInterval(() => this.tick(), 1000);
     this.connect();
     this.wireStop();
+    // A row's local time (the title of its UTC time) is worked out when first hovered or
+    // focused, not for every row of a long replay.
+    const addTitle = (event) => {
+      const time = event.target.closest && event.target.closest("time.rp-time");
+      if (time && !time.title) time.title = `${localTime(time.dateTime)} (your time)`;
+    };
+    this.log.addEventListener("pointerover", addTitle);
+    this.log.addEventListener("focusin", addTitle);
   }
 
   tick() {
