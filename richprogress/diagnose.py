@@ -35,20 +35,22 @@ class Diagnosis(TypedDict):
 
 # -- hints ---------------------------------------------------------------------------------
 
-ASK_ADMIN = "If it keeps failing, ask an admin for help and send them this page."
+# "your administrator", as the default rules' hints say it: one word for one person
+ASK_ADMIN = "If it keeps failing, ask your administrator for help and send them this page."
 HINT_RETRY = "Wait a few minutes and start your server again. " + ASK_ADMIN
 HINT_IMAGE_NAME = (
     "Check the image name and tag you chose (spelling, registry, tag). "
-    "If the name is right, the image may be private: ask an admin for help and send them this page."
+    "If the name is right, the image may be private: ask your administrator for help and "
+    "send them this page."
 )
-HINT_ADMIN = "This needs an admin: ask an admin for help and send them this page."
+HINT_ADMIN = "This needs your administrator: ask them for help and send them this page."
 HINT_SMALLER = "Choose a smaller server option if there is one, or start again later. " + ASK_ADMIN
 HINT_MEMORY = (
     "Your server used more memory than it is allowed. Choose an option with more memory if "
     "there is one, or start it with fewer things running. " + ASK_ADMIN
 )
 HINT_CRASH = (
-    "Your server keeps stopping right after it starts. Ask an admin for help and send them "
+    "Your server keeps stopping right after it starts. Ask your administrator for help and send them "
     "this page."
 )
 HINT_SLOW_IMAGE = (

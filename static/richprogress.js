@@ -532,8 +532,9 @@ class PendingPage {
         this.elapsed.textContent = formatDuration(timeline.elapsed);
       }
       if (timeline.diagnosis) {
-        if (timeline.diagnosis.summary) showHeadline(summary, timeline.diagnosis.summary);
-        hint.textContent = timeline.diagnosis.hint || "";
+        const owner = this.data.viewerIsOwner;
+        if (timeline.diagnosis.summary) showHeadline(summary, forViewer(timeline.diagnosis.summary, owner));
+        hint.textContent = forViewer(timeline.diagnosis.hint || "", owner);
         if (timeline.diagnosis.phase && PHASE_LABELS.has(timeline.diagnosis.phase)) {
           this.step.textContent = `Failed during: ${PHASE_LABELS.get(timeline.diagnosis.phase)}`;
         }
@@ -576,6 +577,17 @@ class PendingPage {
       }
     });
   }
+}
+
+/**
+ * The diagnosis as the viewer reads it (richprogress/web_context.py for_viewer): an admin
+ * looking at someone else's failure is not told about "your server".
+ * @param {string} text
+ * @param {boolean} viewerIsOwner
+ */
+export function forViewer(text, viewerIsOwner) {
+  if (viewerIsOwner) return text;
+  return text.replaceAll("Your server", "The server").replaceAll("your server", "the server");
 }
 
 /**

@@ -314,3 +314,22 @@ def test_report_uses_the_diagnosis_the_page_showed() -> None:
     assert [line.split() for line in text.splitlines() if line.startswith("Failed during")] == [
         ["Failed", "during:", "Preparing", "storage"]
     ]
+
+
+def test_a_repeat_pairs_its_first_time_with_its_first_offset() -> None:
+    # first seen at +0:00, last at +0:17: the row reads "<first time> +0:00 to +0:17",
+    # as the page shows it (the time column is the first occurrence's)
+    pulling = rec("pull", "Pulling", 17, "Downloading the image", count=6, since=17.2)
+    pulling["first_timestamp"] = START.strftime("%Y-%m-%dT%H:%M:%SZ")
+    line = render_timeline_text([pulling]).splitlines()[0]  # type: ignore[list-item]
+    assert line.split()[:4] == [START.strftime("%H:%M:%S"), "+0:00", "to", "+0:17"], line
+
+
+def test_the_clock_column_never_goes_backwards() -> None:
+    # Kubernetes mixes whole-second and microsecond stamps: the later event's offset
+    # truncates lower than the one above it
+    first = rec("sched", "Scheduled", 1, "A machine was found", since=1.8)
+    second = rec("pull", "Pulling", 1, "Downloading", since=1.05)
+    second["since_spawn"] = 0.9
+    lines = render_timeline_text([first, second]).splitlines()  # type: ignore[list-item]
+    assert [line.split()[1] for line in lines] == ["+0:01", "+0:01"], lines

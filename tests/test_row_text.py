@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from richprogress.row_text import breakable_parts, headline_parts, shown_pills
+from richprogress.web_context import for_viewer
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 
@@ -97,14 +98,18 @@ def test_js_agrees_with_python() -> None:
     page = json.dumps((STATIC / "richprogress.js").as_uri())
     js = _node(
         f"import {{ breakableParts, headlineParts }} from {breaks};"
-        f"import {{ shownPills }} from {page};"
+        f"import {{ shownPills, forViewer }} from {page};"
         f"const texts = {json.dumps(TEXTS)}, heads = {json.dumps(HEADLINES)}, pills = {json.dumps(PILLS)};"
         "console.log(JSON.stringify({"
         "  breaks: texts.map(breakableParts),"
         "  heads: heads.map(headlineParts),"
         "  pills: pills.map(([r, own]) => shownPills(r, own)),"
+        "  viewer: heads.map((h) => [forViewer('Your server: ' + h, false), forViewer('your server ' + h, true)]),"
         "}));"
     )
     assert js["breaks"] == [[list(p) for p in breakable_parts(t)] for t in TEXTS]
     assert js["heads"] == [list(headline_parts(h)) for h in HEADLINES]
     assert js["pills"] == [shown_pills(r, own) for r, own in PILLS]
+    assert js["viewer"] == [
+        [for_viewer("Your server: " + h, False), for_viewer("your server " + h, True)] for h in HEADLINES
+    ]
