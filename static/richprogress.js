@@ -16,6 +16,8 @@
 //     #progress-details      <details> around the log (open)
 //     #progress-log          div[role=list]; one div.progress-log-event.rp-event
 //                            [role=listitem] per record (stock row element and class)
+//     Rows are written once per animation frame (PendingPage.flush), then #progress-log
+//     fires "richprogress:rows" (detail.rows: the rows written, new or rebuilt).
 //   First inline script of the body: window.richprogressOpenProgress() opens the stream
 //     (it names the progress URL and EventSource, as the stock page's first script does)
 //     #stop-server-btn       stops the server (DELETE on the server API); #stop-server-status
@@ -369,8 +371,11 @@ class PendingPage {
       if (clock !== null && clock !== undefined) this.lastClock = clock;
       fresh.append(row);
     }
+    const written = [...this.queued.keys()].map((id) => this.rows.get(id));
     this.queued.clear();
     this.log.append(fresh);
+    // for modules that add to rows (a row is rebuilt whenever its record changes)
+    this.log.dispatchEvent(new CustomEvent("richprogress:rows", { detail: { rows: written } }));
     const n = this.spawnRows;
     const from = this.data.viewerIsOwner ? "when you clicked Start" : "the start request";
     // the failure page's words, so the two read alike

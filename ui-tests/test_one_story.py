@@ -161,6 +161,13 @@ def test_dark_mode_live_page_badges_are_quiet(make_hub_page, images_dir) -> None
     hub_page = make_hub_page(color_scheme="dark")
     page = hub_page.page
     hub_page.spawn("scale-up")
+    # modules that decorate rows hear about each batch written (a repeat rebuilds its row)
+    page.evaluate(
+        """() => { window.__written = [];
+            document.getElementById('progress-log').addEventListener('richprogress:rows',
+                (e) => window.__written.push(...e.detail.rows.map((r) => r.dataset.recordId))); }"""
+    )
+    page.wait_for_function("() => window.__written.length > 0")
     badge = page.locator("#progress-log .rp-count").first
     expect(badge).to_be_visible()
     # no white blobs in dark mode: the badge is an outline on the row's own background
