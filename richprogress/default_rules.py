@@ -689,7 +689,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
                              r"(?: \(exit code -?\d+(?:, memory limit (?P<limit>[^)]+))?\))?\Z"},
         "template": _oom_killed_sentence,
         "severity": "error",
-        "hint": "Choose a bigger server size or use less memory; ask an admin if it keeps happening.",
+        "hint": "Choose a bigger server size or use less memory; ask your administrator if it keeps happening.",
         "phase": "starting",
     },
     {
@@ -698,7 +698,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
                   "message": r"Container \S+ terminated: (?P<why>\w+)(?: \(exit code (?P<code>-?\d+)\))?"},
         "template": _terminated_sentence,
         "severity": "error",
-        "hint": "Your server stopped while starting. Try a different image, or ask an admin to look at "
+        "hint": "Your server stopped while starting. Try a different image, or ask your administrator to look at "
         "the server's logs.",
         "phase": "starting",
     },

@@ -35,20 +35,22 @@ class Diagnosis(TypedDict):
 
 # -- hints ---------------------------------------------------------------------------------
 
-ASK_ADMIN = "If it keeps failing, ask an admin for help and send them this page."
+# "your administrator", as the default rules' hints say it: one word for one person
+ASK_ADMIN = "If it keeps failing, ask your administrator for help and send them this page."
 HINT_RETRY = "Wait a few minutes and start your server again. " + ASK_ADMIN
 HINT_IMAGE_NAME = (
     "Check the image name and tag you chose (spelling, registry, tag). "
-    "If the name is right, the image may be private: ask an admin for help and send them this page."
+    "If the name is right, the image may be private: ask your administrator for help and "
+    "send them this page."
 )
-HINT_ADMIN = "This needs an admin: ask an admin for help and send them this page."
+HINT_ADMIN = "This needs your administrator: ask them for help and send them this page."
 HINT_SMALLER = "Choose a smaller server option if there is one, or start again later. " + ASK_ADMIN
 HINT_MEMORY = (
     "Your server used more memory than it is allowed. Choose an option with more memory if "
     "there is one, or start it with fewer things running. " + ASK_ADMIN
 )
 HINT_CRASH = (
-    "Your server keeps stopping right after it starts. Ask an admin for help and send them "
+    "Your server keeps stopping right after it starts. Ask your administrator for help and send them "
     "this page."
 )
 HINT_SLOW_IMAGE = (
@@ -508,6 +510,11 @@ def step_durations(
     last record when ``finished`` is not given). With a start, the time before the first
     record is the "requested" step. Record times count to the whole second, as
     ``time_order`` compares them: a step never begins before the one read before it.
+
+    Steps never go back within a pod: a record of an earlier step (an init container's
+    start, then the main image's pull) folds the steps since that step's last appearance
+    back into it; only a new pod (a second "Scheduled") starts the story again. Within one
+    second, records go in step order (a pull stamped in the second of its Scheduled).
     """
     start_at = _as_datetime(started)
     ordered = [_at_second(record) for record in time_order(records, first=True)]
@@ -520,18 +527,15 @@ def step_durations(
     last_seen: float | None = None
     if started is not None:
         steps.append({"phase": "requested", "label": PHASE_LABELS["requested"], "start": 0.0})
-    for record in ordered:
-        if _text(record, "reason") in _AFTERMATH_REASONS:
-            continue
+    for marked in _steps_in_order(ordered, start_at):
+        record = dict(marked)
         phase = record_phase(record)
         offset = record_offset(record, start_at)
         if phase is None or offset is None:
             continue
         latest = record_offset({"timestamp": record.get("timestamp")}, start_at)
         last_seen = max(x for x in (last_seen, offset, latest) if x is not None)
-        if steps and steps[-1]["phase"] == phase:
-            continue
-        steps.append({"phase": phase, "label": PHASE_LABELS[phase], "start": offset})
+        _advance(steps, phase, offset, new_pod=_text(record, "reason") == "Scheduled")
     end_at = _as_datetime(finished)
     end = (
         max(0.0, (end_at - start_at).total_seconds())
@@ -546,6 +550,53 @@ def step_durations(
     if len(steps) > 1 and steps[0]["phase"] == "requested" and not steps[0]["duration"]:
         steps.pop(0)
     return steps
+
+
+_PHASE_INDEX = {name: index for index, name in enumerate(PHASE_LABELS)}
+
+
+def _steps_in_order(
+    ordered: Sequence[Mapping[str, Any]], start_at: datetime | None
+) -> list[Mapping[str, Any]]:
+    """The records that mark steps, those of one second in step order (stable)."""
+    # patience rows restate the current step; they never mark one
+    marked = [
+        r
+        for r in ordered
+        if _text(r, "reason") not in _AFTERMATH_REASONS
+        and not (_text(r, "id") or "").startswith("patience-")
+    ]
+
+    def key(item: tuple[int, Mapping[str, Any]]) -> tuple[float, int, int]:
+        index, record = item
+        offset = record_offset(record, start_at)
+        phase = record_phase(record)
+        return (
+            float("-inf") if offset is None else float(int(offset)),
+            _PHASE_INDEX.get(phase or "", len(_PHASE_INDEX)),
+            index,
+        )
+
+    # Offsets can be None (no stamp): those keep their place by sorting only known runs.
+    if any(record_offset(r, start_at) is None for r in marked):
+        return marked
+    return [record for _, record in sorted(enumerate(marked), key=key)]
+
+
+def _advance(steps: list[dict[str, Any]], phase: str, offset: float, *, new_pod: bool) -> None:
+    """Move the step strip to ``phase`` at ``offset``, never back to an earlier step."""
+    if steps and steps[-1]["phase"] == phase:
+        return
+    current = _PHASE_INDEX[steps[-1]["phase"]] if steps else -1
+    if _PHASE_INDEX[phase] > current or (new_pod and current > _PHASE_INDEX[phase]):
+        steps.append({"phase": phase, "label": PHASE_LABELS[phase], "start": offset})
+        return
+    # an earlier step again: it goes on, absorbing the steps since it was last seen
+    for index in range(len(steps) - 1, -1, -1):
+        if steps[index]["phase"] == phase:
+            del steps[index + 1 :]
+            return
+    # a step never seen, earlier than the current one: part of the current step
 
 
 # -- folding -------------------------------------------------------------------------------

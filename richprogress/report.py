@@ -13,7 +13,7 @@ from typing import Any
 from .diagnose import Diagnosis, diagnose, fold_records, is_fold, step_durations, time_order
 from .display import display_line, format_count
 from .records import PHASE_LABELS, EventRecord
-from .timeline import parse_timestamp
+from .timeline import STOPPED_BEFORE_READY, parse_timestamp
 
 _ANSI = {"warning": "\x1b[33m", "error": "\x1b[31m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
 _RESET = "\x1b[0m"
@@ -90,14 +90,38 @@ def _paint(text: str, style: str | None, color: bool) -> str:
     return f"{_ANSI[style]}{text}{_RESET}"
 
 
-def _record_columns(record: Mapping[str, Any]) -> list[str]:
+def record_offsets(record: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """Since-spawn seconds of a record's first and last occurrence (None when unknown).
+
+    ``since_spawn`` is the last occurrence; a repeat's first one is that minus the span
+    between its first and last timestamps, so the first time pairs with the first offset
+    and the last with the last, as the page shows them.
+    """
+    last = _finite(record.get("since_spawn"))
+    first = last
+    count = record.get("count") or 1
+    first_at = parse_timestamp(record.get("first_timestamp"))
+    last_at = parse_timestamp(record.get("timestamp"))
+    if last is not None and isinstance(count, int) and count > 1 and first_at and last_at:
+        first = max(0.0, last - max(0.0, (last_at - first_at).total_seconds()))
+    return first, last
+
+
+def _record_columns(record: Mapping[str, Any], floor: float | None = None) -> list[str]:
     count = record.get("count") or 1
     sentence = _one_line(record.get("message") or record.get("raw_message"))
     if isinstance(count, int) and count > 1:
         sentence += f"  x{format_count(count)}"
+    first, last = record_offsets(record)
+    # a row never reads earlier than the row above (whole-second and microsecond stamps mix)
+    if first is not None and floor is not None:
+        first = max(first, floor)
+    clock = format_clock(first)
+    if last is not None and first is not None and format_clock(last) != clock and last > first:
+        clock += f" to {format_clock(last)}"
     return [
         format_utc_time(record.get("first_timestamp") or record.get("timestamp")),
-        format_clock(record.get("since_spawn")),
+        clock,
         _one_line(record.get("type")),
         _one_line(record.get("reason")),
         _one_line(format_object(record)),
@@ -147,11 +171,15 @@ def render_timeline_text(
     rows = fold_records(records, keep, decisive_id=decisive)
     show_clock = any(format_clock(r.get("since_spawn")) for r in records)
     table: list[tuple[list[str] | str, str | None]] = []
+    floor: float | None = None
     for row in rows:
         if is_fold(row):
             table.append((_fold_line(row), "dim"))
             continue
-        columns = _record_columns(row)
+        columns = _record_columns(row, floor)
+        first = record_offsets(row)[0]
+        if first is not None:
+            floor = first if floor is None else max(floor, first)
         if not show_clock:
             del columns[1]
         severity = row.get("severity")
@@ -196,6 +224,18 @@ def render_steps_text(steps: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _duration_label(timeline_dict: Mapping[str, Any]) -> str:
+    """What the spawn's duration was, in the failure page's words: a server that never ran
+    did not "run for" anything."""
+    outcome = timeline_dict.get("outcome")
+    if outcome == "failed":
+        stopped = timeline_dict.get("reason") == STOPPED_BEFORE_READY
+        return "Stopped after" if stopped else "Gave up after"
+    if outcome == "ready":
+        return "Ready after"
+    return "Waiting for" if outcome == "pending" else "Took"
+
+
 def render_report_text(
     timeline_dict: Mapping[str, Any],
     *,
@@ -236,12 +276,13 @@ def render_report_text(
         fields.append(("Hub", hub_url))
     fields += [
         ("Started", format_utc(timeline_dict.get("started")) or "unknown"),
-        ("Ran for", format_duration(timeline_dict.get("elapsed")) or "unknown"),
+        (_duration_label(timeline_dict), format_duration(timeline_dict.get("elapsed")) or "unknown"),
         ("Outcome", outcome),
     ]
     if diagnosis is not None:
         phase = diagnosis.get("phase")
-        fields.append(("Step it died in", PHASE_LABELS.get(phase or "", phase or "unknown")))
+        # the failure page's words for the same facts
+        fields.append(("Failed during", PHASE_LABELS.get(phase or "", phase or "unknown")))
     width = max(len(label) for label, _ in fields) + 1
     lines = ["Server start report (richprogress)", ""]
     lines += [f"{(label + ':').ljust(width)} {_one_line(value)}" for label, value in fields]

@@ -39,7 +39,14 @@ from .hopeless import FailFastPolicy
 from .live_diagnosis import LiveDiagnoser, StoppedEarly, stopped_early_facts, stopped_early_record
 from .records import PHASE_NAMES, PHASE_PROGRESS, EventRecord
 from .report import format_clock
-from .timeline import DEFAULT_MAX_RECORDS, SpawnTimeline, isoformat_z, parse_timestamp, utcnow
+from .timeline import (
+    DEFAULT_MAX_RECORDS,
+    STOPPED_BEFORE_READY,
+    SpawnTimeline,
+    isoformat_z,
+    parse_timestamp,
+    utcnow,
+)
 
 #: A pump source's clean-up, returned by ``_rp_open_feed``.
 Closer = Callable[[], Awaitable[None]]
@@ -129,7 +136,7 @@ class RichProgressMixin(LoggingConfigurable):
     )
 
     patience_message = Unicode(
-        "Still waiting for {waiting_for} ({elapsed})",
+        "Still waiting for {waiting_for}",
         config=True,
         help="""
         Text of the "still waiting" record (plain text).
@@ -397,15 +404,18 @@ class RichProgressMixin(LoggingConfigurable):
                 signal.set_result(None)
         return changed
 
-    async def stop(self, now: bool = False) -> Any:
+    async def stop(self, *args: Any, **kwargs: Any) -> Any:
         """Stop as the parent does; a stop while the spawn is pending (and ``start()`` is
-        not running, e.g. it never got called) ends the timeline as failed."""
+        not running, e.g. it never got called) ends the timeline as failed.
+
+        The caller's arguments go to the parent unchanged: spawners' ``stop()`` signatures
+        differ (``now=`` is JupyterHub's, not every spawner's)."""
         timeline = self.spawn_timeline
         if timeline is not None and timeline.outcome == "pending" and not self._rp_in_start:
-            timeline.finish("failed", "The server was stopped before it was ready.")
+            timeline.finish("failed", STOPPED_BEFORE_READY)
             self._rp_broadcast(timeline).notify()
             self._rp_spawn_ended(timeline, outcome="stopped")
-        return await super().stop(now=now)  # type: ignore[misc]
+        return await super().stop(*args, **kwargs)  # type: ignore[misc]
 
     # -- issue 12: a finished spawn feeds the metrics and the typical times. The one place
     # -- a spawn's end is announced (issue 10's store is to be told here too).

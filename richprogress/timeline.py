@@ -22,6 +22,10 @@ OUTCOMES: tuple[str, ...] = ("pending", "ready", "failed", "stopped")
 #: past it the oldest records go first (the latest are the ones that explain a failure).
 DEFAULT_MAX_RECORDS = 500
 
+#: the failure message of a spawn someone stopped before it was ready (the pages then say
+#: "Stopped after", not "Gave up after")
+STOPPED_BEFORE_READY = "The server was stopped before it was ready."
+
 
 def utcnow() -> datetime:
     """The clock, in one place so tests can replace it."""

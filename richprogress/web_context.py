@@ -22,7 +22,8 @@ from .diagnose import diagnose, fold_records, is_fold, step_durations
 from .display import DISPLAY_LIMIT, display_text, format_count
 from .records import PHASE_LABELS, SEVERITIES
 from .report import format_clock, format_duration, render_report_text
-from .timeline import SpawnTimeline, parse_timestamp
+from .row_text import breakable_parts, headline_parts, main_pod, shown_pills
+from .timeline import STOPPED_BEFORE_READY, SpawnTimeline, parse_timestamp
 
 #: rows of the folded timeline on the failure page: with the summary, the facts and the
 #: buttons this fits a 1280x800 screenshot
@@ -134,40 +135,58 @@ def row_moment(record: dict[str, Any], started: datetime | None) -> tuple[float 
 
 
 def record_row(
-    record: dict[str, Any], decisive_id: str | None, started: datetime | None = None
+    record: dict[str, Any],
+    decisive_id: str | None,
+    started: datetime | None = None,
+    *,
+    floor: float | None = None,
+    own_pod: str | None = None,
 ) -> dict[str, Any]:
-    """One timeline row of the failure page."""
-    since, stamp = row_moment(record, started)
+    """One timeline row of the failure page.
+
+    ``floor`` is the clock of the row above: a row never reads earlier than it (Kubernetes
+    mixes whole-second and microsecond stamps, so a later event can truncate lower).
+    ``own_pod`` is the user's pod, named once in the facts rather than on every row.
+    """
+    moment_since, stamp = row_moment(record, started)
+    since = (
+        max(moment_since, floor) if moment_since is not None and floor is not None else moment_since
+    )
     moment = parse_timestamp(stamp)
     last = parse_timestamp(record.get("timestamp"))
-    obj = record.get("object") or {}
     severity = record.get("severity")
     count = int(record.get("count") or 1)
+    pills = shown_pills(record, own_pod)
+    latest = record.get("since_spawn")
+    message = display_text(record.get("message") or record.get("raw_message") or "")
     return {
         "kind": "record",
         "id": record.get("id"),
+        "since": since,
         "clock": format_clock(since),
         "time_iso": moment.isoformat().replace("+00:00", "Z") if moment else None,
         "time_utc": moment.strftime("%H:%M:%S") if moment else "",
-        "type": display_text(record.get("type") or "", 200),
+        "type": display_text(pills["type"], 200),
         "severity": severity if severity in SEVERITIES else "info",
         "reason": display_text(record.get("reason") or "", 200),
-        "object": display_text(object_label(obj), 300),
-        "container": display_text(obj.get("container") or "", 200),
-        "message": display_text(record.get("message") or record.get("raw_message") or ""),
+        "object": display_text(pills["object"], 300),
+        "container": display_text(pills["container"], 200),
+        "message": message,
+        "message_parts": breakable_parts(message),
         "count": count,
         "count_text": format_count(count),
         "details": detail_pairs(record),
         # a repeat that went on: when it last happened (the clock shows when it began)
         "last_clock": (
-            format_clock(record.get("since_spawn"))
+            format_clock(latest)
             if since is not None
-            and record.get("since_spawn") is not None
-            and format_clock(record.get("since_spawn")) != format_clock(since)
+            and isinstance(latest, (int, float))
+            and latest > since
+            and format_clock(latest) != format_clock(since)
             else ""
         ),
         "count_title": (
-            f"happened {count} times, last at {format_clock(record.get('since_spawn'))}"
+            f"happened {count} times, last at {format_clock(latest)}"
             + (f" ({last.strftime('%H:%M:%S')} UTC)" if last else "")
         ),
         "decisive": decisive_id is not None and record.get("id") == decisive_id,
@@ -201,6 +220,33 @@ def detail_pairs(record: dict[str, Any]) -> list[tuple[str, str]]:
     return [(label, display_text(value, DISPLAY_LIMIT)) for label, value in pairs if value]
 
 
+#: JupyterHub's first progress message; both pages show it as the spawn's first row
+SERVER_REQUESTED = "Server requested"
+
+
+def requested_row(started: datetime) -> dict[str, Any]:
+    """The "Server requested" row at +0:00, as the live page shows the hub's first message."""
+    stamp = started.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    record = {
+        "id": f"message:{SERVER_REQUESTED}",
+        "timestamp": stamp,
+        "type": "",
+        "severity": "info",
+        "count": 1,
+        "message": SERVER_REQUESTED,
+        "since_spawn": 0.0,
+    }
+    return record_row(record, None, started)
+
+
+def for_viewer(text: str | None, viewer_is_owner: bool) -> str | None:
+    """The diagnosis as the viewer reads it: an admin looking at someone else's failure is
+    not told about "your server"."""
+    if text is None or viewer_is_owner:
+        return text
+    return text.replace("Your server", "The server").replace("your server", "the server")
+
+
 def fold_row(fold: dict[str, Any]) -> dict[str, Any]:
     """A row standing for records folded out of view."""
     n = fold["folded"]
@@ -228,6 +274,15 @@ class FailureView:
     started_iso: str
     started_utc: str
     ran_for: str
+    #: the summary without its long name (an image), which ``reference`` holds; the page
+    #: shows the name on its own line in monospace with a copy button
+    headline: str = ""
+    reference: str = ""
+    reference_parts: list[tuple[str, bool]] = field(default_factory=list)
+    #: "Gave up after" (the spawn failed) or "Stopped after" (someone stopped it)
+    ran_for_label: str = "Gave up after"
+    #: the user's pod, named here once instead of on every row
+    pod: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
     total_records: int = 0
@@ -252,11 +307,12 @@ def failure_view(
     hub_url: str | None = None,
     viewer_name: str | None = None,
     facts: Facts | None = None,
+    own_pod: str | None = None,
 ) -> FailureView | None:
     """The failure page's data, or None when there is no timeline to tell from.
 
     ``viewer_name`` is the logged-in user's name: the page says "Your server" only to the
-    owner (None, unknown, gives the neutral wording).
+    owner (None, unknown, gives the neutral wording). ``own_pod`` is the user's pod name.
     """
     if timeline is None:
         return None
@@ -274,41 +330,72 @@ def failure_view(
         }
         for step in step_durations(records, timeline.started_at, finished)  # type: ignore[arg-type]
     ]
-    rows = [
-        fold_row(item)  # type: ignore[arg-type]
-        if is_fold(item)
-        else record_row(item, diagnosis["record_id"], timeline.started_at)  # type: ignore[arg-type]
-        for item in fold_records(
-            records,  # type: ignore[arg-type]
-            FAILURE_PAGE_ROWS,
-            decisive_id=diagnosis["record_id"],
+    own_pod = own_pod or main_pod(records)
+    rows = [requested_row(timeline.started_at)]
+    floor: float | None = 0.0
+    for item in fold_records(
+        records,  # type: ignore[arg-type]
+        FAILURE_PAGE_ROWS,
+        decisive_id=diagnosis["record_id"],
+    ):
+        if is_fold(item):
+            rows.append(fold_row(item))  # type: ignore[arg-type]
+            continue
+        row = record_row(
+            item,  # type: ignore[arg-type]
+            diagnosis["record_id"],
+            timeline.started_at,
+            floor=floor,
+            own_pod=own_pod,
         )
-    ]
+        floor = row["since"] if row["since"] is not None else floor
+        rows.append(row)
     phase = diagnosis["phase"]
+    owner = viewer_name is not None and viewer_name == user_name
+    summary = for_viewer(diagnosis["summary"], owner) or ""
+    headline, reference = headline_parts(summary)
     return FailureView(
-        summary=display_text(diagnosis["summary"]),
-        hint=display_text(diagnosis["hint"]) if diagnosis["hint"] else None,
+        summary=display_text(summary),
+        headline=display_text(headline),
+        reference=display_text(reference),
+        reference_parts=breakable_parts(display_text(reference)),
+        hint=display_text(for_viewer(diagnosis["hint"], owner)) if diagnosis["hint"] else None,
         phase_label=PHASE_LABELS.get(phase or "", "Unknown"),
         user_name=display_text(user_name, 300),
         server_name=display_text(server_name, 300),
         started_iso=timeline.to_dict()["started"],
         started_utc=utc_text(timeline.started_at),
         ran_for=format_duration(timeline.elapsed()) or "unknown",
+        ran_for_label=(
+            "Stopped after" if timeline.failure_message == STOPPED_BEFORE_READY else "Gave up after"
+        ),
+        pod=display_text(own_pod or "", 300),
         steps=steps,
         rows=rows,
         total_records=len(records),
         report_text=timeline_report_text(
             timeline, user=user_name, server_name=server_name, hub_url=hub_url, facts=facts
         ),
-        facts=[(label, display_text(value, 300)) for label, value in facts or []],
+        # the pod has its own line above the admin facts: not twice
+        facts=[
+            (label, display_text(value, 300))
+            for label, value in facts or []
+            if not (label == "Pod" and own_pod)
+        ],
         timeline_url=timeline_api_path(hub_base_url, user_name, server_name),
-        viewer_is_owner=viewer_name is not None and viewer_name == user_name,
+        viewer_is_owner=owner,
         stopped_early=(
             f"at {format_clock(timeline.stopped_early.get('at'))}, as waiting could not fix it"
             if timeline.stopped_early
             else ""
         ),
     )
+
+
+def own_pod_name(spawner: Any) -> str | None:
+    """The user's pod (KubeSpawner's ``pod_name``); None for spawners without pods."""
+    name = getattr(spawner, "pod_name", None)
+    return name if isinstance(name, str) and name else None
 
 
 def pending_data(
@@ -347,6 +434,8 @@ def pending_data(
         # The spawn's start by the hub's clock, to place repeated events at their first time.
         "started": timeline.to_dict()["started"] if pending and timeline else None,
         "progress": timeline.progress if pending and timeline else 0,
+        # named once, not on every row (see row_text.shown_pills)
+        "ownPod": own_pod_name(spawner),
     }
 
 
@@ -388,6 +477,7 @@ class TemplateHelpers:
             hub_base_url=hub_base_url,
             viewer_name=self.viewer_name,
             facts=spawner_facts(spawner, timeline) if spawner is not None else None,
+            own_pod=own_pod_name(spawner),
         )
 
 

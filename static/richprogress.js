@@ -10,25 +10,36 @@
 //   Pending page (keeps JupyterHub's stock contract):
 //     #progress-bar          .progress-bar, aria-valuenow = percent; .bg-danger once failed
 //     #sr-progress           "NN%" for screen readers
-//     #progress-message      the latest event's plain-text message
+//     #rp-sr-state           "Complete", "failed" once failed (the bar's label says so too)
+//     #progress-message      the current step's state (STEP_STATES); a stock spawner's
+//                            latest message when the stream carries no records
 //     #progress-details      <details> around the log (open)
-//     #progress-log          <ol>; one li.progress-log-event.rp-event per record
+//     #progress-log          div[role=list]; one div.progress-log-event.rp-event
+//                            [role=listitem] per record (stock row element and class)
+//     Rows are written once per animation frame (PendingPage.flush), then #progress-log
+//     fires "richprogress:rows" (detail.rows: the rows written, new or rebuilt).
+//   First inline script of the body: window.richprogressOpenProgress() opens the stream
+//     (it names the progress URL and EventSource, as the stock page's first script does)
 //     #stop-server-btn       stops the server (DELETE on the server API); #stop-server-status
 //     #rp-title              the heading ("Starting your server", then "... could not start")
 //     #rp-lead               "You will be redirected ..." (hidden once failed)
 //     #rp-step               current step label, aria-live="polite"
-//     #rp-elapsed            "m:ss" since the user clicked Start (server time + monotonic clock)
-//     #rp-event-count        "(N events)"
+//     #rp-elapsed            "m:ss" since the user clicked Start (server time + monotonic clock);
+//                            once failed "30 s" after #rp-elapsed-label "Gave up after"
+//     #rp-event-count        "(N events)": rows of the spawn, not the hub's "Server requested"
 //     #rp-failure            alert shown on the stream's "failed" message, holding
 //                            #rp-failure-summary, #rp-failure-hint, a#rp-failure-link
-//   Event row (both pages):
-//     li.rp-event[data-record-id][data-severity=info|warning|error] (.rp-decisive on the cause)
-//       .rp-when > .rp-clock ("+0:07") + .rp-last ("to +0:31", repeats only)
+//   Event row (both pages; a div with role=listitem in a div with role=list):
+//     .rp-event[data-record-id][data-severity=info|warning|error] (.rp-decisive on the cause)
+//       .rp-when > .rp-clock ("+0:07", never earlier than the row above)
+//                  + .rp-last ("to +0:31", repeats only)
 //                  + time.rp-time[datetime] (UTC text, local time in title)
-//       .rp-body > .rp-pills > .rp-pill.rp-pill-type / .rp-pill-reason / .rp-pill-object /
-//                              .rp-pill-container, .rp-count ("x4", only when count > 1)
-//               > .rp-message (the human sentence)
-//     li.rp-fold             records folded out of view (failure page)
+//       .rp-body > .rp-pills > .rp-pill.rp-pill-type (custom types only) / .rp-pill-reason /
+//                              .rp-pill-object, .rp-pill-container (only when not the
+//                              user's own pod and main container) / .rp-count ("x4",
+//                              count > 1) / .rp-pill-decisive ("the cause")
+//               > .rp-message (the human sentence; long names in span.rp-nobr + <wbr>)
+//     .rp-fold               records folded out of view (failure page)
 //   Failure page:
 //     #rp-summary, #rp-hint, #rp-facts, #rp-timeline, a#start (Relaunch, stock id),
 //     #rp-copy (Copy details; hidden without JS), #rp-copy-status, pre#rp-report
@@ -40,6 +51,7 @@
 
 import { attachDetails, detailsOpen, displayText, formatCount, wireRenderedDetails } from "./row-details.js";
 import { LiveBanner } from "./live-diagnosis.js";
+import { appendBreakable, headlineParts } from "./breaks.js";
 
 // -- the vocabulary: must equal richprogress/records.py (tests/test_vocabulary_js.py) ----
 export const SEVERITIES = ["info", "warning", "error"];
@@ -54,6 +66,26 @@ export const PHASES = [
   ["ready", "Server ready", 100],
 ];
 // -- end of vocabulary ------------------------------------------------------------------
+
+/** The status line under the bar: what the step is doing, not the newest (maybe alarming
+ * but harmless) event. */
+export const STEP_STATES = {
+  requested: "The hub is asking the cluster for a server.",
+  scheduling: "The cluster is looking for a machine with room for your server.",
+  scaling: "The cluster is adding a machine for your server; this often takes a few minutes.",
+  scheduled: "A machine was found for your server.",
+  volume: "Your storage is being prepared.",
+  image: "The software image is downloading to the machine; large images take a few minutes.",
+  starting: "The server is starting.",
+  ready: "Your server is ready.",
+};
+
+/** Types the row's colour already says, or that say nothing (our own messages). */
+const QUIET_TYPES = new Set(["Normal", "Warning", "Custom", ""]);
+/** KubeSpawner names the user's container "notebook" (kubespawner/objects.py, 7.1). */
+const MAIN_CONTAINER = "notebook";
+/** JupyterHub's own first message: the spawn's request, +0:00 by definition. */
+const SERVER_REQUESTED = "Server requested";
 
 const PHASE_LABELS = new Map(PHASES.map(([name, label]) => [name, label]));
 const PHASE_ORDER = new Map(PHASES.map(([name], index) => [name, index]));
@@ -106,6 +138,19 @@ export function formatClock(seconds) {
   return "+" + formatElapsed(seconds);
 }
 
+/** "7 s", "2 min 31 s", "1 h 02 min" (richprogress/report.py format_duration); "" if unknown. */
+export function formatDuration(seconds) {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return "";
+  // Python's round() halves to even; the hub's figures are milliseconds apart from .5
+  const total = Math.max(0, Math.round(seconds));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  if (h) return `${h} h ${String(m).padStart(2, "0")} min`;
+  if (m) return `${m} min ${String(s).padStart(2, "0")} s`;
+  return `${s} s`;
+}
+
 /** "m:ss" (or "h:mm:ss"). */
 export function formatElapsed(seconds) {
   const total = Math.max(0, Math.floor(seconds));
@@ -122,10 +167,17 @@ function el(tag, className, text) {
   return node;
 }
 
+// One formatter for the page: toLocaleString() builds a new one per call, which made
+// rendering a long timeline slow (about a third of a millisecond per row).
+let localFormat = null;
+
 function localTime(iso) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return "";
-  return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  if (localFormat === null) {
+    localFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  }
+  return localFormat.format(date);
 }
 
 function objectLabel(obj) {
@@ -152,36 +204,61 @@ export function rowMoment(record, started) {
   return [record.since_spawn ?? null, record.timestamp || first || null];
 }
 
-/** Fill (or refill) one row from a record; the row keeps its place in the list. */
-function fillRow(row, record, started) {
+/**
+ * The pills worth showing (mirrors richprogress/row_text.py shown_pills): the user's own
+ * pod and main container are named once, not on every row; the type only when the row's
+ * colour does not already say it.
+ * @param {EventRecord} record
+ * @param {?string} ownPod
+ * @returns {{type: string, object: string, container: string}}
+ */
+export function shownPills(record, ownPod, mainContainer = MAIN_CONTAINER) {
+  const obj = record.object || {};
+  const own = obj.kind === "Pod" && ownPod !== null && ownPod !== undefined && obj.name === ownPod;
+  const container = obj.container || "";
+  const type = String(record.type || "");
+  return {
+    type: QUIET_TYPES.has(type) ? "" : type,
+    object: own ? "" : objectLabel(obj),
+    container: (own || ownPod === null || ownPod === undefined) && container === mainContainer ? "" : container,
+  };
+}
+
+/**
+ * Fill (or refill) one row from a record; the row keeps its place in the list.
+ * `floor` is the clock of the row above: a row never reads earlier than it (Kubernetes
+ * mixes whole-second and microsecond stamps, so a later event can truncate lower).
+ */
+function fillRow(row, record, started, floor, ownPod) {
   const severity = SEVERITIES.includes(record.severity) ? record.severity : "info";
   row.dataset.severity = severity;
   const open = detailsOpen(row);
   row.replaceChildren();
 
-  const [since, stamp] = rowMoment(record, started);
+  const [moment, stamp] = rowMoment(record, started);
+  const since = moment === null || floor === null ? moment : Math.max(moment, floor);
   const when = el("span", "rp-when");
   when.append(el("span", "rp-clock", formatClock(since)));
   // a repeat that went on: when it last happened (the clock shows when it began)
   const lastClock = formatClock(record.since_spawn);
-  if (since !== null && lastClock && lastClock !== formatClock(since)) {
+  if (since !== null && lastClock && lastClock !== formatClock(since) && record.since_spawn > since) {
     when.append(el("span", "rp-last", `to ${lastClock}`));
   }
   if (stamp) {
     const time = el("time", "rp-time", stamp.slice(11, 19));
     time.dateTime = stamp;
-    time.title = `${localTime(stamp)} (your time)`;
+    // its title (local time) is set when first hovered: see PendingPage.start
     when.append(time);
   }
 
   const body = el("span", "rp-body");
   const pills = el("span", "rp-pills");
-  if (record.type) pills.append(el("span", "rp-pill rp-pill-type", displayText(record.type, 200)));
+  const shown = shownPills(record, ownPod);
+  if (shown.type) pills.append(el("span", "rp-pill rp-pill-type", displayText(shown.type, 200)));
   if (record.reason) pills.append(el("span", "rp-pill rp-pill-reason", displayText(record.reason, 200)));
-  const object = displayText(objectLabel(record.object), 300);
-  if (object) pills.append(el("span", "rp-pill rp-pill-object", object));
-  if (record.object && record.object.container) {
-    pills.append(el("span", "rp-pill rp-pill-container", `container ${displayText(record.object.container, 200)}`));
+  if (shown.object) pills.append(el("span", "rp-pill rp-pill-object", displayText(shown.object, 300)));
+  if (shown.container) {
+    pills.append(el("span", "rp-pill rp-pill-container", `container ${displayText(shown.container, 200)}`));
   }
   const count = Number(record.count) || 1;
   if (count > 1) {
@@ -190,10 +267,16 @@ function fillRow(row, record, started) {
     badge.title = `happened ${count} times, last at ${formatClock(record.since_spawn)}${last}`;
     pills.append(badge);
   }
+  if (row.classList.contains("rp-decisive")) {
+    pills.append(el("span", "rp-pill rp-pill-decisive", "the cause"));
+  }
   if (pills.childElementCount) body.append(pills);
-  body.append(el("span", "rp-message", displayText(record.message || record.raw_message || "")));
+  const message = el("span", "rp-message");
+  appendBreakable(message, displayText(record.message || record.raw_message || ""));
+  body.append(message);
   row.append(when, body);
   attachDetails(row, record, open);
+  return since;
 }
 
 /** The live page: rows keyed by record id, so repeats and stream replays update in place. */
@@ -211,6 +294,13 @@ class PendingPage {
     this.eventCount = document.getElementById("rp-event-count");
     this.progress = 0;
     this.finished = false;
+    // Rows waiting for the next animation frame: a replay of a long spawn (or a burst of
+    // events) becomes one DOM write per frame, not one per event.
+    this.queued = new Map();
+    this.frame = null;
+    // the clock of the last row in the list: no row below reads earlier
+    this.lastClock = null;
+    this.spawnRows = 0;
     // The hub's elapsed time at render plus the browser's monotonic clock: right even when
     // the browser's wall clock is off.
     this.serverElapsed = typeof data.serverElapsed === "number" ? data.serverElapsed : null;
@@ -236,6 +326,14 @@ class PendingPage {
     this.timer = window.setInterval(() => this.tick(), 1000);
     this.connect();
     this.wireStop();
+    // A row's local time (the title of its UTC time) is worked out when first hovered or
+    // focused, not for every row of a long replay.
+    const addTitle = (event) => {
+      const time = event.target.closest && event.target.closest("time.rp-time");
+      if (time && !time.title) time.title = `${localTime(time.dateTime)} (your time)`;
+    };
+    this.log.addEventListener("pointerover", addTitle);
+    this.log.addEventListener("focusin", addTitle);
   }
 
   tick() {
@@ -245,25 +343,58 @@ class PendingPage {
 
   setProgress(value) {
     const pct = Math.max(this.progress, Math.min(100, Math.round(Number(value) || 0)));
+    if (pct === this.progress && this.bar.style.width) return;
     this.progress = pct;
     this.bar.setAttribute("aria-valuenow", String(pct));
     this.bar.style.width = `${pct}%`;
     this.srProgress.textContent = `${pct}%`;
   }
 
-  /** @param {EventRecord} record */
+  /** Queue a record; rows are written on the next animation frame. @param {EventRecord} record */
   addRecord(record) {
-    let row = this.rows.get(record.id);
-    if (!row) {
-      row = el("li", "progress-log-event rp-event");
-      row.dataset.recordId = record.id;
-      this.rows.set(record.id, row);
-      this.log.append(row);
-    }
-    fillRow(row, record, this.data.started);
-    const n = this.rows.size;
-    this.eventCount.textContent = `(${n} event${n === 1 ? "" : "s"})`;
+    this.queued.set(record.id, record);
     this.advanceStep(record.phase);
+    if (this.frame === null) {
+      this.frame = window.requestAnimationFrame(() => this.flush());
+    }
+  }
+
+  /**
+   * Write the queued rows: new rows go into one fragment appended once, existing rows are
+   * refilled in place. No layout is read, and the work per row does not grow with the
+   * number of rows already shown.
+   */
+  flush() {
+    if (this.frame !== null) window.cancelAnimationFrame(this.frame);
+    this.frame = null;
+    if (!this.queued.size) return;
+    const fresh = document.createDocumentFragment();
+    for (const record of this.queued.values()) {
+      let row = this.rows.get(record.id);
+      if (row) {
+        fillRow(row, record, this.data.started, row.rpFloor, this.data.ownPod);
+        continue;
+      }
+      row = el("div", "progress-log-event rp-event");
+      row.setAttribute("role", "listitem");
+      row.dataset.recordId = record.id;
+      row.rpFloor = this.lastClock;
+      this.rows.set(record.id, row);
+      if (record.id !== `message:${SERVER_REQUESTED}`) this.spawnRows += 1;
+      const clock = fillRow(row, record, this.data.started, row.rpFloor, this.data.ownPod);
+      if (clock !== null && clock !== undefined) this.lastClock = clock;
+      fresh.append(row);
+    }
+    const written = [...this.queued.keys()].map((id) => this.rows.get(id));
+    this.queued.clear();
+    this.log.append(fresh);
+    // for modules that add to rows (a row is rebuilt whenever its record changes)
+    this.log.dispatchEvent(new CustomEvent("richprogress:rows", { detail: { rows: written } }));
+    const n = this.spawnRows;
+    const from = this.data.viewerIsOwner ? "when you clicked Start" : "the start request";
+    // the failure page's words, so the two read alike
+    this.eventCount.textContent = `(${n} event${n === 1 ? "" : "s"}, clock from ${from})`;
+    this.showStep();
   }
 
   /**
@@ -275,15 +406,25 @@ class PendingPage {
     const order = phase ? PHASE_ORDER.get(phase) : undefined;
     if (order === undefined || order < this.stepOrder) return;
     this.stepOrder = order;
-    const label = PHASE_LABELS.get(phase);
+    this.stepName = phase;
+  }
+
+  /** The step label and, under the bar, the step's state (not the newest event). */
+  showStep() {
+    if (!this.stepName || this.finished) return;
+    const label = PHASE_LABELS.get(this.stepName);
     if (this.step.textContent !== label) this.step.textContent = label;
+    const state = STEP_STATES[this.stepName] || "";
+    if (this.message.textContent !== state) this.message.textContent = state;
   }
 
   /** A message without a record (a stock spawner, or the hub's own): keyed by its text. */
   addMessage(message) {
+    // The hub's "Server requested" is the spawn's request: +0:00 when we know the start.
+    const requested = message === SERVER_REQUESTED && this.data.started;
     this.addRecord({
       id: `message:${message}`,
-      timestamp: null,
+      timestamp: requested ? this.data.started : null,
       first_timestamp: null,
       type: "",
       severity: "info",
@@ -294,24 +435,29 @@ class PendingPage {
       message,
       raw_message: message,
       rule: null,
-      since_spawn: null,
+      since_spawn: requested ? 0 : null,
     });
   }
 
   /** @param {ProgressEvent} evt */
   onEvent(evt) {
     if (evt.progress !== undefined) this.setProgress(evt.progress);
-    if (evt.message !== undefined) this.message.textContent = displayText(evt.message);
+    // A stock spawner's message is all there is to say; with records, the step says more.
+    if (evt.message !== undefined && !(evt.record && evt.record.phase) && !this.stepName) {
+      this.message.textContent = displayText(evt.message);
+    }
     if (evt.record && evt.record.id) this.addRecord(evt.record);
     else if (evt.message && !evt.ready && !evt.failed) this.addMessage(evt.message);
     if ("diagnosis" in evt) this.live.update(evt.diagnosis);
     if (evt.ready || evt.failed) this.live.end();
     if (evt.ready) {
+      this.flush();
       this.stop();
       this.step.textContent = PHASE_LABELS.get("ready");
       // Reloading this page redirects to the running server (JupyterHub's contract).
       window.location.reload();
     } else if (evt.failed) {
+      this.flush();
       this.stop();
       // After the Stop button, "Spawn cancelled" is what the user asked for, not a failure.
       if (!this.stopRequested) this.showFailure(evt.message || "");
@@ -321,7 +467,11 @@ class PendingPage {
   connect() {
     // EventSource reconnects by itself; the hub replays the spawn's events from the start,
     // and rows keyed by record id make the replay update rows instead of adding them.
-    this.source = new EventSource(this.data.progressUrl);
+    // The page's first inline script opens it (JupyterHub's stock contract).
+    this.source =
+      typeof window.richprogressOpenProgress === "function"
+        ? window.richprogressOpenProgress()
+        : new EventSource(this.data.progressUrl);
     this.source.onmessage = (e) => {
       let evt;
       try {
@@ -346,21 +496,48 @@ class PendingPage {
     window.clearInterval(this.timer);
   }
 
+  /** Mark the row of the cause, as the failure page does. @param {?string} recordId */
+  markCause(recordId) {
+    const row = recordId ? this.rows.get(recordId) : undefined;
+    if (!row || row.classList.contains("rp-decisive")) return;
+    row.classList.add("rp-decisive");
+    const pills = row.querySelector(".rp-pills");
+    const pill = el("span", "rp-pill rp-pill-decisive", "the cause");
+    if (pills) pills.append(pill);
+    else {
+      const holder = el("span", "rp-pills");
+      holder.append(pill);
+      row.querySelector(".rp-body").prepend(holder);
+    }
+  }
+
   async showFailure(message) {
     const cleaned = message.replace(/^(\s*spawn failed\s*:?\s*)+/i, "");
     this.bar.classList.add("bg-danger");
-    this.step.textContent = `Stopped at: ${this.step.textContent}`;
+    // A failed start is not "100% Complete" to a screen reader.
+    this.bar.setAttribute("aria-label", "Server start failed");
+    this.bar.setAttribute("aria-valuetext", `Failed at ${this.progress}%`);
+    document.getElementById("rp-sr-state").textContent = "reached when it failed";
+    const stepLabel = PHASE_LABELS.get(this.stepName || "requested");
+    this.step.textContent = `Failed during: ${stepLabel}`;
     const whose = this.data.viewerIsOwner ? "Your server" : `The server of ${displayText(this.data.userName, 300)}`;
     document.getElementById("rp-title").textContent = `${whose} could not start`;
     document.getElementById("rp-lead").hidden = true;
     // JupyterHub's own text ("Spawn failed: ", often empty); the alert says it better.
     this.message.textContent = "";
+    this.message.hidden = true;
+    document.getElementById("rp-elapsed-label").textContent = "Gave up after";
+    // "18 s" reads as words, not as a ticking m:ss clock
+    this.elapsed.classList.remove("rp-mono");
+    this.elapsed.textContent = formatDuration(
+      (this.serverElapsed || 0) + (performance.now() - this.loadedAt) / 1000,
+    );
     // Nothing is running any more: the next step is the failure page or a relaunch.
     document.getElementById("stop-server-btn").hidden = true;
     const box = document.getElementById("rp-failure");
     const summary = document.getElementById("rp-failure-summary");
     const hint = document.getElementById("rp-failure-hint");
-    summary.textContent = displayText(cleaned) || `${whose} could not start.`;
+    showHeadline(summary, displayText(cleaned) || `${whose} could not start.`);
     box.hidden = false;
     document.getElementById("progress-details").open = true;
     // The hub's diagnosis reads better than the exception text (which may be empty).
@@ -371,9 +548,18 @@ class PendingPage {
       });
       if (!response.ok) return;
       const timeline = await response.json();
+      if (typeof timeline.elapsed === "number") {
+        // the hub's own figure, as the failure page shows it
+        this.elapsed.textContent = formatDuration(timeline.elapsed);
+      }
       if (timeline.diagnosis) {
-        summary.textContent = displayText(timeline.diagnosis.summary) || summary.textContent;
-        hint.textContent = displayText(timeline.diagnosis.hint || "");
+        const owner = this.data.viewerIsOwner;
+        if (timeline.diagnosis.summary) showHeadline(summary, displayText(forViewer(timeline.diagnosis.summary, owner)));
+        hint.textContent = displayText(forViewer(timeline.diagnosis.hint || "", owner));
+        if (timeline.diagnosis.phase && PHASE_LABELS.has(timeline.diagnosis.phase)) {
+          this.step.textContent = `Failed during: ${PHASE_LABELS.get(timeline.diagnosis.phase)}`;
+        }
+        this.markCause(timeline.diagnosis.record_id);
       }
     } catch {
       // The link to the failure page is there either way.
@@ -414,6 +600,56 @@ class PendingPage {
   }
 }
 
+/**
+ * The diagnosis as the viewer reads it (richprogress/web_context.py for_viewer): an admin
+ * looking at someone else's failure is not told about "your server".
+ * @param {string} text
+ * @param {boolean} viewerIsOwner
+ */
+export function forViewer(text, viewerIsOwner) {
+  if (viewerIsOwner) return text;
+  return text.replaceAll("Your server", "The server").replaceAll("your server", "the server");
+}
+
+/**
+ * The failure's sentence with its long name (an image) on a line of its own, in
+ * monospace, with a copy button (the failure page's layout, built with text nodes).
+ * @param {HTMLElement} summary
+ * @param {string} text
+ */
+function showHeadline(summary, text) {
+  const [headline, reference] = headlineParts(text);
+  summary.textContent = headline;
+  const line = document.getElementById("rp-failure-ref-line");
+  const code = document.getElementById("rp-failure-ref");
+  if (!line || !code) return;
+  code.replaceChildren();
+  appendBreakable(code, reference);
+  line.hidden = !reference;
+  wireCopy(document.getElementById("rp-failure-copy-ref"), () => reference);
+}
+
+/** A button that copies a text; says "Copied" for a moment (or that it could not). */
+function wireCopy(button, text) {
+  if (!button || button.dataset.wired) return;
+  button.dataset.wired = "1";
+  if (!navigator.clipboard) {
+    button.hidden = true;
+    return;
+  }
+  button.hidden = false;
+  const label = button.textContent;
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text());
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Could not copy";
+    }
+    window.setTimeout(() => (button.textContent = label), 2000);
+  });
+}
+
 function xsrfToken() {
   return (window.jhdata && window.jhdata.xsrf_token) || "";
 }
@@ -431,6 +667,8 @@ function setUpFailurePage() {
     if (local) time.title = `${local} (your time)`;
   }
   wireRenderedDetails();
+  const ref = document.getElementById("rp-copy-ref");
+  if (ref) wireCopy(ref, () => ref.dataset.copy || "");
   const button = document.getElementById("rp-copy");
   const report = document.getElementById("rp-report");
   const status = document.getElementById("rp-copy-status");

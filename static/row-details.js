@@ -5,7 +5,7 @@
 // under the sentence: the event's own message, reason, object, component, count, first and
 // last time. Closed by default.
 //
-//   li.rp-event > .rp-body > button.rp-details-toggle[aria-expanded][aria-controls]
+//   .rp-event > .rp-body > button.rp-details-toggle[aria-expanded][aria-controls]
 //                          > dl.rp-details[hidden] > div > dt + dd
 //
 // The failure page renders the <dl> on the server (templates/richprogress/rows.html, the
@@ -84,7 +84,7 @@ function setOpen(button, list, open) {
 
 /**
  * Give a row its toggle button, wired to the row's details list.
- * @param {HTMLElement} row   li.rp-event
+ * @param {HTMLElement} row   .rp-event
  * @param {HTMLElement} list  dl.rp-details (already in the row)
  * @param {boolean} [open]    whether it starts open (kept across a row's refill)
  */
@@ -140,7 +140,7 @@ export function attachDetails(row, record, open = false) {
 
 /** The failure page: wire the server-rendered lists. */
 export function wireRenderedDetails(root = document) {
-  for (const list of root.querySelectorAll("li.rp-event dl.rp-details")) {
-    wireDetails(list.closest("li.rp-event"), list, false);
+  for (const list of root.querySelectorAll(".rp-event dl.rp-details")) {
+    wireDetails(list.closest(".rp-event"), list, false);
   }
 }

@@ -551,9 +551,9 @@ SCALE_UP_SPAWN = [
                 ("scheduling", 1, 1),
                 ("scaling", 2, 88),
                 ("scheduled", 90, 1),
-                ("image", 91, 3),
-                ("starting", 94, 6),
-                ("image", 100, 151),
+                # the init container's start and the notebook image's pull are one
+                # download step: the strip never goes back to an earlier step
+                ("image", 91, 160),
                 ("starting", 251, 4),
             ],
             id="scale-up-init-container-then-notebook",
@@ -619,6 +619,34 @@ def test_step_durations_same_second_scheduling_comes_first() -> None:
         ("scheduled", 2, 0),
         ("image", 2, 4),
     ]
+
+
+# Seen under CPU load: the pull record arrived before Scheduled in the same second, and the
+# strip read "Requesting 4 s | Downloading 0 s | Machine found 1 s | Downloading 26 s".
+PULL_BEFORE_SCHEDULED = [
+    {**rec("pull", "Pulling", "00:04", "Downloading quay.io/x/y:z"), "phase": "image"},
+    {**rec("sched", "Scheduled", "00:04", "A machine was found", container=None), "phase": "scheduled"},
+    {**rec("pulled", "Pulled", "00:30", "Downloaded quay.io/x/y:z"), "phase": "image"},
+]
+
+
+def test_step_durations_never_go_back_within_a_second() -> None:
+    steps = step_durations(PULL_BEFORE_SCHEDULED, "2026-11-29T10:00:00Z", "2026-11-29T10:00:31Z")  # type: ignore[arg-type]
+    assert [(s["phase"], s["start"], s["duration"]) for s in steps] == [
+        ("requested", 0, 4),
+        ("scheduled", 4, 0),
+        ("image", 4, 27),
+    ]
+
+
+def test_step_durations_start_again_only_for_a_new_pod() -> None:
+    stale_scheduling = {**rec("late", "FailedScheduling", "00:20", "No machine", container=None), "phase": "scheduling"}
+    rescheduled = {**rec("again", "Scheduled", "00:40", "A machine was found", container=None), "phase": "scheduled"}
+    records = [*PULL_BEFORE_SCHEDULED[:2], stale_scheduling, PULL_BEFORE_SCHEDULED[2], rescheduled]
+    steps = step_durations(records, "2026-11-29T10:00:00Z", "2026-11-29T10:00:50Z")  # type: ignore[arg-type]
+    phases = [s["phase"] for s in steps]
+    # the late FailedScheduling does not send the strip back; the second pod's Scheduled does
+    assert phases == ["requested", "scheduled", "image", "scheduled"]
 
 
 # -- folding -------------------------------------------------------------------------------

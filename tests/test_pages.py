@@ -231,7 +231,15 @@ def failure_page(
 def test_failure_page_leads_with_the_cause_then_what_to_do() -> None:
     doc = failure_page("alice", timeline(image_not_found()))
     assert doc.find_all("h1")[0] is doc.by_id("rp-summary")
-    assert doc.by_id("rp-summary").words() == "The image quay.io/jupyter/scipy-notebok:2024-01-15 does not exist."
+    # the headline names the problem; the image stands on its own line, to copy
+    assert doc.by_id("rp-summary").words() == "The image does not exist."
+    ref = doc.by_id("rp-summary-ref")
+    assert ref.words().replace(" ", "") == "quay.io/jupyter/scipy-notebok:2024-01-15"
+    # it breaks only after "/", ":" and "." (never at a hyphen): whole pieces, then <wbr>
+    pieces = [n.words() for n in ref.find_all("span", class_="rp-nobr")]
+    assert pieces == ["quay.", "io/", "jupyter/", "scipy-notebok:", "2024-01-15"]
+    assert len(ref.find_all("wbr")) == len(pieces)
+    assert doc.by_id("rp-copy-ref").attrs["data-copy"] == "quay.io/jupyter/scipy-notebok:2024-01-15"
     assert doc.by_id("rp-hint").words().startswith("What you can do: Check the image name")
 
 
@@ -241,11 +249,12 @@ def test_failure_page_says_who_what_when() -> None:
         div.find_all("dt")[0].words(): div.find_all("dd")[0].words()
         for div in doc.by_id("rp-facts").find_all("div")
     }
-    assert dict(list(facts.items())[:5]) == {
+    assert dict(list(facts.items())[:6]) == {
         "User": "alice",
         "Server": "gpu",
         "Started": "2026-11-29 21:33:20 UTC",
-        "Ran for": "1 min 15 s",
+        "Gave up after": "1 min 15 s",
+        "Pod": "jupyter-alice",
         "Failed during": "Downloading the software image",
     }
     # then the facts an admin needs (issue 8; this spawner is no KubeSpawner: versions only)
@@ -262,14 +271,26 @@ def test_default_server_is_named_default() -> None:
 
 def test_timeline_rows_show_clock_time_pills_and_count() -> None:
     doc = failure_page("alice", timeline(image_not_found()))
-    rows = doc.by_id("rp-timeline").find_all("li", class_="rp-event")
-    assert [r.attrs["data-record-id"] for r in rows] == ["uid-1", "uid-2", "uid-3", "uid-4"]
+    rows = doc.by_id("rp-timeline").find_all("div", class_="rp-event")
+    # the hub's "Server requested" at +0:00 first, as the live page shows it
+    assert [r.attrs["data-record-id"] for r in rows] == [
+        "message:Server requested", "uid-1", "uid-2", "uid-3", "uid-4"
+    ]
+    assert rows[0].find_all(class_="rp-clock")[0].words() == "+0:00"
+    assert all(r.attrs["role"] == "listitem" for r in rows)
+    assert doc.by_id("rp-timeline").attrs["role"] == "list"
+    rows = rows[1:]
     failed = rows[2]
     assert failed.find_all(class_="rp-clock")[0].words() == "+0:10"
     assert failed.find_all("time")[0].words() == "21:33:30"
     assert failed.find_all("time")[0].attrs["datetime"] == "2026-11-29T21:33:30Z"
     pills = [p.words() for p in failed.find_all(class_="rp-pill")]
-    assert pills == ["Warning", "Failed", "Pod jupyter-alice", "container notebook", "the cause"]
+    # the user's own pod and main container are named once (facts), the type by the colour
+    assert pills == ["Failed", "the cause"]
+    # (only the row's closed Kubernetes detail, issue 8, names the object)
+    assert "jupyter-alice" not in failed.find_all(class_="rp-when")[0].words()
+    assert "jupyter-alice" not in failed.find_all(class_="rp-message")[0].words()
+    assert "jupyter-alice" in failed.find_all("dl")[0].words()
     assert failed.find_all(class_="rp-count")[0].words() == "x4"
     assert failed.attrs["data-severity"] == "error"
     assert "rp-decisive" in (failed.attrs["class"] or "")
@@ -285,10 +306,10 @@ def test_long_repeats_fold_to_fit_the_screenshot_and_keep_the_cause() -> None:
     many.insert(20, record(5, 15, "error", "Failed", "The image x does not exist.", phase="image"))
     many += [record(100 + i, 40 + i, "info", f"Step{i}", f"Something {i} happened.", phase="image") for i in range(15)]
     doc = failure_page("alice", timeline(many))
-    items = doc.by_id("rp-timeline").find_all("li")
-    assert len(items) <= FAILURE_PAGE_ROWS + 2
-    assert doc.by_id("rp-timeline").find_all("li", class_="rp-fold")
-    decisive = doc.by_id("rp-timeline").find_all("li", class_="rp-decisive")
+    items = doc.by_id("rp-timeline").find_all(role="listitem")
+    assert len(items) <= FAILURE_PAGE_ROWS + 3  # + "Server requested"
+    assert doc.by_id("rp-timeline").find_all("div", class_="rp-fold")
+    decisive = doc.by_id("rp-timeline").find_all("div", class_="rp-decisive")
     assert [d.attrs["data-record-id"] for d in decisive] == ["uid-5"]
     # the heading still counts every event
     assert "(47 events" in doc.by_id("rp-timeline-title").words()
@@ -351,8 +372,9 @@ def test_hostile_text_is_shown_as_text(user_name: str, image: str, server_name: 
     facts = [d.words() for d in doc.by_id("rp-facts").find_all("dd")]
     assert facts[0] == user_name
     assert facts[1] == (server_name or "default")
-    pills = [p.words() for p in doc.find_all(class_="rp-pill-object")]
-    assert f"Pod jupyter-{user_name}" in pills
+    # the user's pod is named once, in the facts, not on every row
+    assert f"jupyter-{user_name}" in facts
+    assert not doc.find_all(class_="rp-pill-object")
     assert image in doc.by_id("rp-report").text()
 
 
@@ -440,12 +462,20 @@ def test_pending_page_keeps_the_stock_dom_contract() -> None:
 
 
 def test_pending_page_loads_our_module_cache_busted_under_base_url() -> None:
-    doc, _ = pending_page("alice", "", timeline([], outcome="pending"))
+    doc, data = pending_page("alice", "", timeline([], outcome="pending"))
     modules = doc.find_all("script", type="module")
     assert len(modules) == 1
     assert (modules[0].attrs["src"] or "").startswith("/prefix/hub/richprogress/static/richprogress.js?v=")
-    # the stock inline script (a second EventSource, .html() of messages) is gone
-    assert not any("EventSource" in s.text() for s in doc.find_all("script"))
+    # the stock inline script (jQuery, .html() of messages) is gone; what JupyterHub's own
+    # test_pages::test_spawn_pending and admins' scripts read stays: the body's first inline
+    # script opens the EventSource on the progress URL
+    first = doc.find_all("body")[0].find_all("script")[0]
+    assert "src" not in first.attrs
+    script = first.text()
+    assert "EventSource" in script and ".html(" not in script
+    # read the URL the way JupyterHub's test does, and check it is the page's progress URL
+    start = script.find("(", script.find("new EventSource"))
+    assert script[start + 2 : script.find(")", start) - 1] == data["progressUrl"]
 
 
 def test_pending_data_for_a_named_server_of_an_odd_user() -> None:
@@ -490,7 +520,8 @@ def test_a_repeated_event_shows_when_it_began_and_its_badge_when_it_last_happene
     rows = [record(1, 1, "info", "TriggeredScaleUp", "Adding a machine.", phase="scaling"), repeated]
     doc = failure_page("alice", timeline(rows))
     clocks = [c.words() for c in doc.by_id("rp-timeline").find_all(class_="rp-clock")]
-    assert clocks == ["+0:01", "+0:02"]  # in order, though the repeat last happened at +0:30
+    # "Server requested" at +0:00, then in order, though the repeat last happened at +0:30
+    assert clocks == ["+0:00", "+0:01", "+0:02"]
     badge = doc.by_id("rp-timeline").find_all(class_="rp-count")[0]
     assert badge.words() == "x3"
     assert badge.attrs["title"] == "happened 3 times, last at +0:30 (21:33:50 UTC)"

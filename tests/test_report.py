@@ -259,9 +259,9 @@ def test_report_for_a_failed_spawn(failure: str) -> None:
         "Server": "gpu",
         "Hub": "https://hub.example.org/",
         "Started": "2026-11-29 10:00:00 UTC",
-        "Ran for": "5 min 03 s",
+        "Gave up after": "5 min 03 s",
         "Outcome": "failed",
-        "Step it died in": "Downloading the software image",
+        "Failed during": "Downloading the software image",
         "What went wrong": "The image quay.io/x/y:z does not exist",
         "What you can do": fields["What you can do"],
     }
@@ -287,7 +287,7 @@ def test_report_for_a_spawn_that_worked_has_no_failure_section() -> None:
     lines = [line.split() for line in text.splitlines()]
     assert ["Server:", "(default", "server)"] in lines
     assert ["Outcome:", "ready"] in lines
-    assert "What went wrong" not in text and "Step it died in" not in text
+    assert "What went wrong" not in text and "Failed during" not in text
 
 
 def test_report_without_records_still_reads() -> None:
@@ -311,6 +311,25 @@ def test_report_uses_the_diagnosis_the_page_showed() -> None:
     }
     text = render_report_text(data, user="alice", server_name="")
     assert "What went wrong: Shown on the page\nWhat you can do: Do this\n" in text
-    assert [line.split() for line in text.splitlines() if line.startswith("Step it died in")] == [
-        ["Step", "it", "died", "in:", "Preparing", "storage"]
+    assert [line.split() for line in text.splitlines() if line.startswith("Failed during")] == [
+        ["Failed", "during:", "Preparing", "storage"]
     ]
+
+
+def test_a_repeat_pairs_its_first_time_with_its_first_offset() -> None:
+    # first seen at +0:00, last at +0:17: the row reads "<first time> +0:00 to +0:17",
+    # as the page shows it (the time column is the first occurrence's)
+    pulling = rec("pull", "Pulling", 17, "Downloading the image", count=6, since=17.2)
+    pulling["first_timestamp"] = START.strftime("%Y-%m-%dT%H:%M:%SZ")
+    line = render_timeline_text([pulling]).splitlines()[0]  # type: ignore[list-item]
+    assert line.split()[:4] == [START.strftime("%H:%M:%S"), "+0:00", "to", "+0:17"], line
+
+
+def test_the_clock_column_never_goes_backwards() -> None:
+    # Kubernetes mixes whole-second and microsecond stamps: the later event's offset
+    # truncates lower than the one above it
+    first = rec("sched", "Scheduled", 1, "A machine was found", since=1.8)
+    second = rec("pull", "Pulling", 1, "Downloading", since=1.05)
+    second["since_spawn"] = 0.9
+    lines = render_timeline_text([first, second]).splitlines()  # type: ignore[list-item]
+    assert [line.split()[1] for line in lines] == ["+0:01", "+0:01"], lines

@@ -7,6 +7,7 @@ import asyncio
 import ipaddress
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -59,7 +60,10 @@ async def test_happy_path_start_returns_url_and_standin_answers(tmp_path):
         async with aiohttp.ClientSession() as session:
             async with session.get(f"{url}/user/hazel/") as response:
                 assert response.status == 200
-                assert "simulated notebook server for hazel" in await response.text()
+                text = await response.text()
+                assert "simulated notebook server for hazel" in text
+                # a way back to the hub: its home page
+                assert re.search(r'<a id="hub-home" href="[^"]*/hub/home">', text), text
             async with session.get(f"{url}/user/hazel/api") as response:
                 assert response.status < 500  # what JupyterHub's readiness check needs
         reasons = [e["reason"] for e in cluster.events_for("jupyter-hazel")]

@@ -38,13 +38,16 @@ def test_image_not_found_fails_live_and_still_explains_after_reload(hub_page, im
     # the failure shows live, on the same page, naming the image
     failure = page.locator("#rp-failure")
     expect(failure).to_be_visible()
-    expect(page.locator("#rp-failure-summary")).to_contain_text(MISSING_IMAGE)
+    # (the image on a line of its own, under the headline that names the problem)
+    expect(page.locator("#rp-failure-summary")).to_contain_text("does not exist")
+    expect(page.locator("#rp-failure-ref")).to_have_text(MISSING_IMAGE)
     page.screenshot(path=str(images_dir / "failed-live.png"))
 
     # after a reload: the server-side failure page, still naming the image, with the timeline
     page.reload()
     expect(page.locator("#richprogress-failed")).to_be_visible()
-    expect(page.locator("#rp-summary")).to_contain_text(MISSING_IMAGE)
+    expect(page.locator("#rp-summary")).to_contain_text("does not exist")
+    expect(page.locator("#rp-summary-ref")).to_have_text(MISSING_IMAGE)
     expect(page.locator("#rp-hint")).to_be_visible()
     rows = page.locator("#rp-timeline .rp-event")
     expect(rows.first).to_be_visible()

@@ -2,12 +2,14 @@
 
 When a simulated pod becomes Running and ready, a tiny aiohttp server listens on the pod's
 IP and notebook port, so that JupyterHub's readiness check (``GET <prefix>api``, any status
-below 500) passes and the proxy has something to route the user to. It serves plain text:
-"simulated notebook server for <user>". It is stopped when the pod is deleted.
+below 500) passes and the proxy has something to route the user to. It serves a small page,
+"simulated notebook server for <user>", with a link back to the hub's home (where the
+user stops the server or starts another). It is stopped when the pod is deleted.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import socket
 from typing import Any
@@ -50,6 +52,8 @@ class NotebookStandIn:
         labels = pod.get("metadata", {}).get("labels") or {}
         self.user = env.get("JUPYTERHUB_USER") or labels.get("hub.jupyter.org/username", "")
         self.prefix = env.get("JUPYTERHUB_SERVICE_PREFIX") or f"/user/{self.user}/"
+        base_url = env.get("JUPYTERHUB_BASE_URL") or "/"
+        self.hub_home = base_url.rstrip("/") + "/hub/home"
         self.ip = ip
         self.port = notebook_port(pod)
         self.pod_name = pod.get("metadata", {}).get("name", "")
@@ -96,8 +100,14 @@ class NotebookStandIn:
         if rest == "api" or rest.startswith("api/"):
             body = {"version": "simulated", "user": self.user, "pod": self.pod_name}
             return web.Response(text=json.dumps(body), content_type="application/json", headers=headers)
-        return web.Response(
-            text=f"simulated notebook server for {self.user}\n",
-            content_type="text/plain",
-            headers=headers,
+        # every value escaped: the user name can hold anything
+        user, home = html.escape(self.user), html.escape(self.hub_home, quote=True)
+        page = (
+            '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>{user}: simulated notebook server</title></head>\n"
+            f"<body><main><h1>simulated notebook server for {user}</h1>\n"
+            "<p>The demo's stand-in for a notebook server: the spawn worked.</p>\n"
+            f'<p><a id="hub-home" href="{home}">Back to the hub\'s home page</a></p>'
+            "</main></body></html>\n"
         )
+        return web.Response(text=page, content_type="text/html", headers=headers)

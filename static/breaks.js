@@ -1,0 +1,73 @@
+// richprogress: long names (image references, node names) that break only where a reader
+// expects: after "/" and ":" (and "." in host names), never at a hyphen, which reads like a
+// typo ("no-/such-notebook"). Built with text nodes and <wbr> elements, never HTML.
+// The failure page gets the same parts from richprogress/row_text.py (breakable_parts);
+// keep the two in step (tests/test_row_text.py runs both on the same table).
+
+/** Tokens this long or longer that hold one of "-/:." are kept whole between break points. */
+export const LONG_NAME = 16;
+const SPLIT_AFTER = /(?<=[/:.])/;
+
+/**
+ * Parts of a text: [text, keepWhole] pairs. keepWhole parts are a piece of a long name,
+ * to be shown unbroken, each followed by a break opportunity.
+ * @param {string} text
+ * @returns {Array<[string, boolean]>}
+ */
+export function breakableParts(text) {
+  const parts = [];
+  let plain = "";
+  for (const token of String(text).split(/(\s+)/)) {
+    if (token.length >= LONG_NAME && /[-/:.]/.test(token) && !/\s/.test(token)) {
+      if (plain) parts.push([plain, false]);
+      plain = "";
+      for (const piece of token.split(SPLIT_AFTER)) parts.push([piece, true]);
+    } else {
+      plain += token;
+    }
+  }
+  if (plain) parts.push([plain, false]);
+  return parts;
+}
+
+/**
+ * Append `text` to `parent` so that long names break only after "/", ":" or ".".
+ * @param {HTMLElement} parent
+ * @param {string} text
+ */
+export function appendBreakable(parent, text) {
+  for (const [piece, whole] of breakableParts(text)) {
+    if (!whole) {
+      parent.append(piece);
+      continue;
+    }
+    const span = document.createElement("span");
+    span.className = "rp-nobr";
+    span.textContent = piece;
+    parent.append(span, document.createElement("wbr"));
+  }
+}
+
+/** A name worth its own line in a headline (see richprogress/row_text.py headline_parts). */
+const REFERENCE = /["'“]?(?<ref>[^\s"'“”]{12,}?)["'”]?(?=[.,;:!?)]*(?:\s|$))/g;
+
+/**
+ * [headline, reference]: the first long name of a headline taken out, so it can stand on
+ * its own line in monospace. "The image X does not exist." -> ["The image does not
+ * exist.", "X"]; [text, ""] when there is none or the sentence would lose its subject.
+ * @param {string} text
+ * @returns {[string, string]}
+ */
+export function headlineParts(text) {
+  for (const match of String(text).matchAll(REFERENCE)) {
+    const ref = match.groups.ref;
+    if ((ref.includes("/") || ref.includes(":")) && !ref.endsWith(":")) {
+      const before = text.slice(0, match.index).trimEnd();
+      const after = text.slice(match.index + match[0].length).trimStart();
+      if (!before) return [text, ""];
+      const joiner = !after || ".,;:!?)".includes(after[0]) ? "" : " ";
+      return [before + joiner + after, ref];
+    }
+  }
+  return [text, ""];
+}

@@ -1,0 +1,131 @@
+"""A pytest plugin that runs JupyterHub's own test suites against richprogress.
+
+One and only purpose: every ``MockHub`` that JupyterHub's suites start is configured with
+``richprogress.setup(c)``, so JupyterHub's own checks of its pages (the spawn-pending page's
+progress stream, ``div.progress-log-event`` rows, the Stop button, the not-running page...)
+run on our templates. The suites ship in the jupyterhub wheel; ``scripts/dev jupyterhub-suites``
+runs them with this plugin::
+
+    python3 -m pytest -p jupyterhub_suites_plugin --pyargs \\
+        jupyterhub.tests.test_pages jupyterhub.tests.browser.test_browser
+
+Two things of this machine (and CI) are adapted, nothing of the tests themselves:
+
+- JupyterHub's browser fixture launches Playwright's own Firefox, which cannot be
+  downloaded here; it gets Debian's Chromium instead (as ui-tests/conftest.py uses).
+- Run as root (CI containers), a real single-user server refuses to start without
+  ``allow_root``; the spawned servers get a config folder that allows it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from traitlets.config import Config
+
+import richprogress
+
+CHROMIUM = os.environ.get("RICHPROGRESS_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+#: the module whose ``async_playwright`` gets Debian's Chromium
+BROWSER_CONFTEST = "jupyterhub.tests.browser.conftest"
+
+
+def _allow_root_config_dir() -> str:
+    """A Jupyter config folder allowing a single-user server to run as root."""
+    folder = tempfile.mkdtemp(prefix="richprogress-jh-suites-")
+    with open(os.path.join(folder, "jupyter_server_config.json"), "w") as f:
+        json.dump({"ServerApp": {"allow_root": True}}, f)
+    return folder
+
+
+def configure_hub(config: Config) -> Config:
+    """What an admin's ``jupyterhub_config.py`` does: ``richprogress.setup(c)``."""
+    richprogress.setup(config)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        config.Spawner.environment = {
+            **dict(config.Spawner.get("environment", {})),
+            "JUPYTER_CONFIG_PATH": _allow_root_config_dir(),
+        }
+    return config
+
+
+def _wrap_mock_hub() -> None:
+    from jupyterhub.tests.mocking import MockHub
+
+    if getattr(MockHub, "_richprogress_wrapped", False):
+        return
+    original_init = MockHub.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        # The config goes in at construction: traitlets applies a Config it is given then,
+        # not one mutated afterwards.
+        kwargs["config"] = configure_hub(kwargs.get("config") or Config())
+        original_init(self, *args, **kwargs)
+
+    MockHub.__init__ = __init__  # type: ignore[method-assign]
+    MockHub._richprogress_wrapped = True  # type: ignore[attr-defined]
+
+
+class _Launcher:
+    """Stands for ``playwright.firefox``: launches Debian's Chromium instead."""
+
+    def __init__(self, chromium: Any) -> None:
+        self._chromium = chromium
+
+    async def launch(self, **kwargs: Any) -> Any:
+        kwargs.setdefault("executable_path", CHROMIUM)
+        kwargs.setdefault("args", CHROMIUM_ARGS)
+        return await self._chromium.launch(**kwargs)
+
+
+class _DebianPlaywright:
+    """A Playwright whose ``firefox`` (and ``chromium``) is Debian's Chromium."""
+
+    def __init__(self, playwright: Any) -> None:
+        self._playwright = playwright
+        self.firefox = self.chromium = _Launcher(playwright.chromium)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._playwright, name)
+
+
+@asynccontextmanager
+async def debian_chromium_playwright() -> AsyncIterator[_DebianPlaywright]:
+    """``async_playwright()`` as JupyterHub's browser conftest uses it, on Debian's Chromium."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        yield _DebianPlaywright(playwright)
+
+
+#: markers JupyterHub's suites use (registered in its own pytest settings, not shipped)
+JUPYTERHUB_MARKERS = ("browser", "db", "group", "role", "services", "slow", "ssl", "user")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for marker in JUPYTERHUB_MARKERS:
+        config.addinivalue_line("markers", f"{marker}: a JupyterHub test marker")
+    _wrap_mock_hub()
+
+
+def pytest_plugin_registered(plugin: Any, manager: Any) -> None:
+    # JupyterHub's browser conftest imported `async_playwright` into its namespace.
+    if getattr(plugin, "__name__", "") == BROWSER_CONFTEST and hasattr(plugin, "async_playwright"):
+        plugin.async_playwright = debian_chromium_playwright
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return "richprogress: JupyterHub's MockHub runs with richprogress.setup(c); browser: " + CHROMIUM

@@ -1,0 +1,26 @@
+"""A 1000-record timeline renders in one batch (issue 14, item 6), and the time it takes.
+
+The figure is printed, never asserted (a shared CI machine's timing says little); what is
+asserted is that every record got exactly one row. ``benchmarks/render_rows.py`` is the
+benchmark itself (and compares with an older commit's static/).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import render_rows  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_thousand_records_render_as_a_thousand_rows(browser, capsys) -> None:
+    times, rows = render_rows.measure(browser, render_rows.static_files(None), n=1000, runs=3)
+    assert rows == 1000
+    with capsys.disabled():
+        print("\n" + render_rows.report("1000-record timeline", times, rows))
