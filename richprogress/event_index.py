@@ -25,6 +25,10 @@ from typing import Any
 #: (namespace, kind, name) of the object an event is about, e.g. ("jhub", "Pod", "jupyter-alice")
 ObjectKey = tuple[str, str, str]
 
+#: the kinds of object a spawn follows
+POD = "Pod"
+PVC = "PersistentVolumeClaim"
+
 
 def object_key(event: Mapping[str, Any]) -> ObjectKey:
     """The index key of an event: its involved object's namespace, kind and name.
