@@ -263,12 +263,19 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
 
     def _rp_handle_now(self, timeline: SpawnTimeline, broadcast: _Broadcast, source: str, obj: Mapping[str, Any]) -> bool | None:
         """An event to show or hide, with no hook to await and nothing held (which must
-        come first), is handled inside the watch update; the rest goes to the pump."""
+        come first), is handled inside the watch update; the rest goes to the pump.
+
+        Runs once per event of a watched pod: plain attribute reads only (a trait read
+        costs several times more), the common case decided first.
+        """
         spawn_filter = self._rp_filter
         if source != "event" or spawn_filter is None or spawn_filter.holding:
             return None
-        formatter = self._rp_formatter or self.event_formatter
-        if formatter.format_hook is not None:
+        formatter = self._rp_formatter
+        if formatter is None:
+            formatter = self.event_formatter
+        # the formatter's mirror of its format_hook trait (kept in step by an observer)
+        if formatter._hook is not None:
             return None
         involved = obj.get("involvedObject")
         new_uid = spawn_filter.new_uid
@@ -281,10 +288,9 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         ):
             # the common case once our pod is known: what learn() and classify() would
             # decide (nothing to learn from our own pod's event; show it), read once
-            verdict = "show"
-        else:
-            spawn_filter.learn(obj)
-            verdict = spawn_filter.classify(obj)
+            return self._rp_add_record(timeline, broadcast, formatter.format_event(obj, self))
+        spawn_filter.learn(obj)
+        verdict = spawn_filter.classify(obj)
         if verdict == "hold":
             return None  # the pump holds it and sets its timer for the release
         if verdict == "show":
@@ -308,7 +314,17 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
             spawn_filter.hold(obj)
             return False
         if verdict == "show":
-            return await self._rp_add_event(timeline, broadcast, obj)
+            changed = False
+            if spawn_filter.holding:
+                # held events come first: those decided by now (e.g. by the pod update of
+                # this same batch) are shown before this one; if some still wait, this one
+                # waits with them
+                for event in spawn_filter.release():
+                    changed |= await self._rp_add_event(timeline, broadcast, event)
+                if spawn_filter.holding:
+                    spawn_filter.hold(obj)
+                    return changed
+            return await self._rp_add_event(timeline, broadcast, obj) or changed
         return False
 
     async def _rp_tick(self, timeline: SpawnTimeline, broadcast: _Broadcast, final: bool) -> bool:

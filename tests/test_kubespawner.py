@@ -556,12 +556,24 @@ def test_stale_event_filter_learns_old_pods_and_releases_held_events():
     assert [e["metadata"]["uid"] for e in spawn_filter.release()] == ["e9"]
 
 
-async def test_subscription_hands_objects_to_an_idle_reader_and_queues_the_rest():
-    """An idle reader (waiting, nothing queued) takes a pushed object at once through its
-    handler; while it is busy, or when the handler declines, objects queue in order."""
-    from richprogress.event_index import Subscription
+class FakeClock:
+    """A monotonic clock the test moves by hand (the coalescer's notion of "busy")."""
 
-    sub = Subscription()
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_subscription_hands_objects_to_an_idle_reader_and_queues_the_rest():
+    """An idle reader (waiting, nothing queued) takes a lone pushed object at once through
+    its handler; while it is busy, or when the handler declines, objects queue in order.
+    (Each push here is a lone one: the clock moves past the batch window between them.)"""
+    from richprogress.event_index import Coalescer, Subscription
+
+    clock = FakeClock()
+    sub = Subscription(coalescer=Coalescer(asyncio.get_running_loop(), window=0.04, clock=clock))
     handled: list[str] = []
     sub.handler = lambda source, obj: obj["name"] != "declined" and not handled.append(obj["name"])
     sub.push("event", "a", {"name": "a"})  # nobody waits yet: queued
@@ -571,14 +583,60 @@ async def test_subscription_hands_objects_to_an_idle_reader_and_queues_the_rest(
 
     reader = asyncio.ensure_future(sub.wait(5))
     await asyncio.sleep(0)  # the reader now waits
+    clock.now += 1
     sub.push("event", "b", {"name": "b"})
     assert handled == ["b"] and len(sub) == 0 and not reader.done()
+    clock.now += 1
     sub.push("event", "c", {"name": "declined"})  # declined: queued, the reader wakes
+    clock.now += 1
     sub.push("event", "d", {"name": "d"})  # something is queued: d must come after it
     assert await reader is True
     assert handled == ["b"]
     assert [obj["name"] for _s, obj in sub.drain()] == ["declined", "d"]
     sub.close()
+
+
+async def test_busy_pushes_are_handed_over_in_one_batch_in_arrival_order():
+    """A lone object is handled inside its push; objects pushed within the batch window
+    after it wait for one batch (for every subscription of the loop), which hands them
+    over in arrival order (a pod update before the event that followed it, even when the
+    same pod changes again in the batch). Closing keeps what a batch had not handed over."""
+    from richprogress.event_index import Coalescer, Subscription
+
+    clock = FakeClock()
+    coalescer = Coalescer(asyncio.get_running_loop(), window=0.04, clock=clock)
+    handled: list[str] = []
+    one, two = Subscription(coalescer=coalescer), Subscription(coalescer=coalescer)
+    for sub, name in ((one, "1"), (two, "2")):
+        sub.handler = lambda source, obj, name=name: not handled.append(f"{name}:{obj['name']}")
+    readers = [asyncio.ensure_future(sub.wait(5)) for sub in (one, two)]
+    await asyncio.sleep(0)
+
+    one.push("event", "a", {"name": "a"})
+    assert handled == ["1:a"]  # lone: at once, inside the push
+    clock.now += 0.01  # busy: within the window
+    one.push("object", "pod", {"name": "pod-v1"})
+    two.push("event", "x", {"name": "x"})
+    one.push("event", "b", {"name": "b"})
+    one.push("object", "pod", {"name": "pod-v2"})
+    assert handled == ["1:a"] and len(one) == 3 and len(two) == 1
+    clock.now += 0.03
+    await asyncio.sleep(0.2)  # the loop runs the batch (scheduled from the window's end)
+    assert handled == ["1:a", "1:pod-v1", "1:b", "1:pod-v2", "2:x"]
+    assert coalescer.batches == 1 and len(one) == 0
+    assert not any(reader.done() for reader in readers)  # all handled: no reader woken
+
+    clock.now += 0.01  # right after the batch: busy again
+    two.push("event", "y", {"name": "y"})
+    two.close()  # the spawn ends before the batch: y is queued for the pump, not lost
+    assert [obj["name"] for _s, obj in two.drain()] == ["y"]
+    assert await readers[1] is True
+    clock.now += 1  # quiet again: the next lone object goes at once
+    await asyncio.sleep(0.1)
+    one.push("event", "c", {"name": "c"})
+    assert handled[-1] == "1:c"
+    one.close()
+    assert await readers[0] is True
 
 
 async def test_subscription_wait_times_out_and_keeps_one_timer():
