@@ -17,11 +17,12 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from .coalesce import Coalescer, flush_running, loop_coalescer
 
 #: (namespace, kind, name) of the object an event is about, e.g. ("jhub", "Pod", "jupyter-alice")
 ObjectKey = tuple[str, str, str]
@@ -151,78 +152,6 @@ def _patience_clock(loop: asyncio.AbstractEventLoop) -> _PatienceClock:
 
 
 
-#: Seconds within which objects pushed after another are handed over together, in one
-#: batch (see ``Coalescer``): the most a batch adds to an event's delay. The goal is an
-#: event on the page within 100 ms of reaching the reflector.
-BATCH_WINDOW = 0.04
-
-
-class Coalescer:
-    """Hands pushed objects to the pumps at once when the hub is quiet, in batches when busy.
-
-    One per event loop, shared by every subscription with a ``handler`` (a pump). An
-    object pushed when nothing was handed over for ``window`` seconds (a lone event) goes
-    to its subscription at once, inside the push. One pushed sooner after another is kept
-    and handed over with the others that arrive meanwhile, ``window`` seconds after the
-    last hand-over. A batch runs the same code back to back (warm caches, one loop
-    callback) and wakes each reader once for all its changes, where events handled one
-    at a time, milliseconds apart, each pay for a cold run and a wake-up of their own.
-
-    ``clock`` (seconds, monotonic) is injectable for tests; the loop only schedules.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, window: float = BATCH_WINDOW, clock: Callable[[], float] = time.monotonic) -> None:
-        self._loop_ref = weakref.ref(loop)
-        self.window = window
-        self._clock = clock
-        self._last = float("-inf")  # when objects were last handed over
-        self._queued: dict[Subscription, None] = {}  # subscriptions with kept objects, in order
-        self._timer: asyncio.TimerHandle | None = None
-        #: batches handed over (for tests and the benchmark)
-        self.batches = 0
-
-    def belongs_to(self, loop: asyncio.AbstractEventLoop) -> bool:
-        return self._loop_ref() is loop
-
-    def now(self, sub: Subscription) -> bool:
-        """True: hand the object over now. False: ``sub`` keeps it, the batch takes it."""
-        if self._timer is None:
-            now = self._clock()
-            wait = self._last + self.window - now
-            if wait <= 0:
-                self._last = now
-                return True
-            loop = self._loop_ref()
-            if loop is None:
-                return True
-            self._timer = loop.call_later(wait, self.flush)
-        self._queued[sub] = None
-        return False
-
-    def flush(self) -> None:
-        """Hand every kept object over, subscription by subscription, in arrival order."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        queued, self._queued = self._queued, {}
-        if any(sub._kept for sub in queued):  # (a closed subscription took its own already)
-            self._last = self._clock()
-            self.batches += 1
-        for sub in queued:
-            sub._hand_over_kept()
-
-
-_coalescers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Coalescer] = weakref.WeakKeyDictionary()
-
-
-def loop_coalescer(loop: asyncio.AbstractEventLoop) -> Coalescer:
-    """The ``Coalescer`` of ``loop`` (made on first use)."""
-    coalescer = _coalescers.get(loop)
-    if coalescer is None:
-        coalescer = _coalescers[loop] = Coalescer(loop)
-    return coalescer
-
-
 class Subscription:
     """What one waiter (a spawn's progress pump) has not consumed yet, and a way to wait.
 
@@ -232,15 +161,9 @@ class Subscription:
     number of distinct events for its keys, not by the number of updates.
     """
 
-    def __init__(self, keys: Iterable[ObjectKey] = (), coalescer: Coalescer | None = None) -> None:
+    def __init__(self, keys: Iterable[ObjectKey] = ()) -> None:
         self.keys: set[ObjectKey] = set(keys)
         self._pending: OrderedDict[tuple[str, str], Mapping[str, Any]] = OrderedDict()
-        # objects kept for the coalescer's next batch (only with a handler): every push,
-        # in arrival order (a pod's status before the event that followed it), for at
-        # most one batch window
-        self._kept: list[tuple[str, str, Mapping[str, Any]]] = []
-        #: the loop's Coalescer (found on the first push in a running loop) or one given
-        self.coalescer = coalescer
         # a flag plus at most one future (not an asyncio.Event and wait_for, which costs a
         # task per wait): waking a reader is one set_result
         self._woken = False
@@ -251,37 +174,13 @@ class Subscription:
         self._timer: _Deadline | None = None
         self._clock: _PatienceClock | None = None
         self.closed = False
-        #: Optional ``handler(source, obj) -> bool``, called in place of queueing while the
-        #: reader is idle (waiting, nothing queued), so a common event costs no wake-up of
-        #: the reader's task. False means "not now": the object is queued. Objects for a
-        #: handler go through the loop's ``Coalescer``: at once when the hub is quiet, in
-        #: batches when it is busy.
+        #: Optional ``handler(source, obj) -> bool``, called by ``push`` in place of queueing
+        #: while the reader is idle (waiting, nothing queued), so a common event costs no
+        #: wake-up of the reader's task. False means "not now": the object is queued.
         self.handler: Callable[[str, Mapping[str, Any]], bool] | None = None
 
     def push(self, source: str, ref: str, obj: Mapping[str, Any]) -> None:
-        """Take one new or changed object (``source`` tells events from pods)."""
-        if self.handler is not None and not self.closed:
-            if self._kept:
-                # a batch is on its way: this object comes after the ones it holds
-                self._kept.append((source, ref, obj))
-                return
-            coalescer = self.coalescer
-            if coalescer is None:
-                loop = asyncio._get_running_loop()
-                if loop is not None:
-                    coalescer = self.coalescer = loop_coalescer(loop)
-            if coalescer is not None and not coalescer.now(self):
-                self._kept.append((source, ref, obj))
-                return
-        self._push_now(source, ref, obj)
-
-    def _hand_over_kept(self) -> None:
-        """The coalescer's batch: the kept objects, in arrival order, as if pushed now."""
-        kept, self._kept = self._kept, []
-        for source, ref, obj in kept:
-            self._push_now(source, ref, obj)
-
-    def _push_now(self, source: str, ref: str, obj: Mapping[str, Any]) -> None:
+        """Queue one new or changed object (``source`` tells events from pods)."""
         handler = self.handler
         if (
             handler is not None
@@ -309,10 +208,10 @@ class Subscription:
         self._wake()
 
     def close(self) -> None:
-        """Tell the reader to finish after draining (objects kept for a batch included)."""
+        """Tell the reader to finish after draining (updates still kept for a batch are
+        handed over first, so none is lost when a spawn's pump ends)."""
+        flush_running()
         self.closed = True
-        if self._kept:
-            self._hand_over_kept()
         self._cancel_timer()
         self._wake()
 
@@ -338,7 +237,7 @@ class Subscription:
         return items
 
     def __len__(self) -> int:
-        return len(self._pending) + len(self._kept)
+        return len(self._pending)
 
     async def wait(self, timeout: float | None = None) -> bool:
         """Wait until something was pushed (True) or ``timeout`` seconds passed (False).
@@ -388,11 +287,32 @@ class EventIndex:
         self._by_key: dict[ObjectKey, dict[str, Mapping[str, Any]]] = {}
         self._key_of: dict[str, ObjectKey] = {}
         self._subs: dict[ObjectKey, set[Subscription]] = {}
+        #: the running loop's Coalescer (set on the first put in a loop)
+        self.coalescer: Coalescer | None = None
 
     # -- writes (from the reflector) ------------------------------------------------------
 
     def put(self, ref: str, obj: Mapping[str, Any]) -> None:
-        """Add or replace one object and wake the subscribers of its key."""
+        """Add or replace one object and wake the subscribers of its key: at once when
+        the hub is quiet, in the loop's next batch when it is busy (``coalesce``)."""
+        loop = asyncio._get_running_loop()
+        if loop is not None:
+            coalescer = self.coalescer
+            if coalescer is None or not coalescer.belongs_to(loop):
+                # (reflectors outlive loops in tests: one coalescer per loop)
+                coalescer = self.coalescer = loop_coalescer(loop)
+            if coalescer.offer(self, ref, obj):
+                return
+        self.put_now(ref, obj)
+
+    def _settle(self) -> None:
+        """Hand over the loop's batch, so the index is whole when it is read."""
+        coalescer = self.coalescer
+        if coalescer is not None and coalescer.kept:
+            coalescer.flush()
+
+    def put_now(self, ref: str, obj: Mapping[str, Any]) -> None:
+        """``put`` without batching."""
         try:
             key = self._key_func(obj)
         except Exception:  # a malformed object must not break the watch loop
@@ -410,6 +330,7 @@ class EventIndex:
     def remove(self, ref: str) -> None:
         """Forget one object (a DELETED watch event). Subscribers are not woken: a deleted
         event (expired after its TTL) says nothing new about a spawn."""
+        self._settle()  # a kept put of this object comes first
         key = self._key_of.pop(ref, None)
         if key is not None:
             self._discard(ref, key)
@@ -424,6 +345,7 @@ class EventIndex:
     def replace_all(self, resources: Mapping[str, Mapping[str, Any]]) -> None:
         """Make the index mirror a fresh list (a relist), waking subscribers only for
         objects that are new or whose resourceVersion changed (missed by the watch)."""
+        self._settle()
         previous = {ref: self._by_key.get(key, {}).get(ref) for ref, key in self._key_of.items()}
         self._by_key = {}
         self._key_of = {}
@@ -445,6 +367,7 @@ class EventIndex:
 
     def objects_for(self, key: ObjectKey) -> list[Mapping[str, Any]]:
         """The objects currently known for one key (unordered)."""
+        self._settle()
         return list(self._by_key.get(key, {}).values())
 
     def subscribe(self, keys: Iterable[ObjectKey], sub: Subscription | None = None) -> Subscription:
@@ -453,6 +376,7 @@ class EventIndex:
         A ``Subscription`` may be registered with several indexes (pod events and PVC events
         come from two reflectors).
         """
+        self._settle()
         keys = list(keys)
         if sub is None:
             sub = Subscription(keys)
@@ -476,6 +400,7 @@ class EventIndex:
 
     def stats(self) -> dict[str, int]:
         """Sizes, for tests and the benchmark: objects, keys, subscribed keys."""
+        self._settle()
         return {
             "objects": len(self._key_of),
             "keys": len(self._by_key),

@@ -556,6 +556,31 @@ def test_stale_event_filter_learns_old_pods_and_releases_held_events():
     assert [e["metadata"]["uid"] for e in spawn_filter.release()] == ["e9"]
 
 
+async def test_subscription_hands_objects_to_an_idle_reader_and_queues_the_rest():
+    """An idle reader (waiting, nothing queued) takes a pushed object at once through its
+    handler; while it is busy, or when the handler declines, objects queue in order."""
+    from richprogress.event_index import Subscription
+
+    sub = Subscription()
+    handled: list[str] = []
+    sub.handler = lambda source, obj: obj["name"] != "declined" and not handled.append(obj["name"])
+    sub.push("event", "a", {"name": "a"})  # nobody waits yet: queued
+    assert handled == [] and len(sub) == 1
+    assert await sub.wait(0.1) is True
+    assert [obj["name"] for _s, obj in sub.drain()] == ["a"]
+
+    reader = asyncio.ensure_future(sub.wait(5))
+    await asyncio.sleep(0)  # the reader now waits
+    sub.push("event", "b", {"name": "b"})
+    assert handled == ["b"] and len(sub) == 0 and not reader.done()
+    sub.push("event", "c", {"name": "declined"})  # declined: queued, the reader wakes
+    sub.push("event", "d", {"name": "d"})  # something is queued: d must come after it
+    assert await reader is True
+    assert handled == ["b"]
+    assert [obj["name"] for _s, obj in sub.drain()] == ["declined", "d"]
+    sub.close()
+
+
 class FakeClock:
     """A monotonic clock the test moves by hand (the coalescer's notion of "busy")."""
 
@@ -566,77 +591,114 @@ class FakeClock:
         return self.now
 
 
-async def test_subscription_hands_objects_to_an_idle_reader_and_queues_the_rest():
-    """An idle reader (waiting, nothing queued) takes a lone pushed object at once through
-    its handler; while it is busy, or when the handler declines, objects queue in order.
-    (Each push here is a lone one: the clock moves past the batch window between them.)"""
-    from richprogress.event_index import Coalescer, Subscription
+def install(monkeypatch: Any, coalescer: Any) -> None:
+    """Make ``coalescer`` the running loop's, for this test."""
+    from richprogress import coalesce
+
+    monkeypatch.setitem(coalesce._coalescers, asyncio.get_running_loop(), coalescer)
+
+
+async def test_busy_updates_are_handled_in_one_batch_in_arrival_order(monkeypatch):
+    """A lone update is handled inside its put (the reflector's call); updates that follow
+    it closely wait for one batch of the loop, handed over by the first update that finds
+    it old enough, in arrival order across reflectors (a pod's status before the event
+    that followed it). Reading an index, or ending a subscription, hands it over first."""
+    from richprogress.coalesce import Coalescer
+    from richprogress.event_index import EventIndex, ObjectWatchers, Subscription
 
     clock = FakeClock()
-    sub = Subscription(coalescer=Coalescer(asyncio.get_running_loop(), window=0.04, clock=clock))
+    coalescer = Coalescer(asyncio.get_running_loop(), age=0.03, deadline=10, clock=clock)
+    events, pods = EventIndex(), ObjectWatchers("Pod")
+    install(monkeypatch, coalescer)
+    key = ("ns", "Pod", "p")
     handled: list[str] = []
-    sub.handler = lambda source, obj: obj["name"] != "declined" and not handled.append(obj["name"])
-    sub.push("event", "a", {"name": "a"})  # nobody waits yet: queued
-    assert handled == [] and len(sub) == 1
-    assert await sub.wait(0.1) is True
-    assert [obj["name"] for _s, obj in sub.drain()] == ["a"]
-
-    reader = asyncio.ensure_future(sub.wait(5))
-    await asyncio.sleep(0)  # the reader now waits
-    clock.now += 1
-    sub.push("event", "b", {"name": "b"})
-    assert handled == ["b"] and len(sub) == 0 and not reader.done()
-    clock.now += 1
-    sub.push("event", "c", {"name": "declined"})  # declined: queued, the reader wakes
-    clock.now += 1
-    sub.push("event", "d", {"name": "d"})  # something is queued: d must come after it
-    assert await reader is True
-    assert handled == ["b"]
-    assert [obj["name"] for _s, obj in sub.drain()] == ["declined", "d"]
-    sub.close()
-
-
-async def test_busy_pushes_are_handed_over_in_one_batch_in_arrival_order():
-    """A lone object is handled inside its push; objects pushed within the batch window
-    after it wait for one batch (for every subscription of the loop), which hands them
-    over in arrival order (a pod update before the event that followed it, even when the
-    same pod changes again in the batch). Closing keeps what a batch had not handed over."""
-    from richprogress.event_index import Coalescer, Subscription
-
-    clock = FakeClock()
-    coalescer = Coalescer(asyncio.get_running_loop(), window=0.04, clock=clock)
-    handled: list[str] = []
-    one, two = Subscription(coalescer=coalescer), Subscription(coalescer=coalescer)
-    for sub, name in ((one, "1"), (two, "2")):
-        sub.handler = lambda source, obj, name=name: not handled.append(f"{name}:{obj['name']}")
-    readers = [asyncio.ensure_future(sub.wait(5)) for sub in (one, two)]
+    sub = Subscription()
+    events.subscribe([key], sub)
+    pods.subscribe([key], sub)
+    sub.handler = lambda source, obj: not handled.append(obj["reason"])
+    reader = asyncio.ensure_future(sub.wait(30))
     await asyncio.sleep(0)
 
-    one.push("event", "a", {"name": "a"})
-    assert handled == ["1:a"]  # lone: at once, inside the push
-    clock.now += 0.01  # busy: within the window
-    one.push("object", "pod", {"name": "pod-v1"})
-    two.push("event", "x", {"name": "x"})
-    one.push("event", "b", {"name": "b"})
-    one.push("object", "pod", {"name": "pod-v2"})
-    assert handled == ["1:a"] and len(one) == 3 and len(two) == 1
-    clock.now += 0.03
-    await asyncio.sleep(0.2)  # the loop runs the batch (scheduled from the window's end)
-    assert handled == ["1:a", "1:pod-v1", "1:b", "1:pod-v2", "2:x"]
-    assert coalescer.batches == 1 and len(one) == 0
-    assert not any(reader.done() for reader in readers)  # all handled: no reader woken
+    def pod(state: str) -> dict[str, Any]:
+        return {"metadata": {"namespace": "ns", "name": "p", "uid": "u"}, "reason": state}
 
-    clock.now += 0.01  # right after the batch: busy again
-    two.push("event", "y", {"name": "y"})
-    two.close()  # the spawn ends before the batch: y is queued for the pump, not lost
-    assert [obj["name"] for _s, obj in two.drain()] == ["y"]
-    assert await readers[1] is True
-    clock.now += 1  # quiet again: the next lone object goes at once
-    await asyncio.sleep(0.1)
-    one.push("event", "c", {"name": "c"})
-    assert handled[-1] == "1:c"
-    one.close()
-    assert await readers[0] is True
+    events.put("ns/e1", _ev("ns", "Pod", "p", "e1", reason="Scheduled"))
+    assert handled == ["Scheduled"]  # lone: at once
+    clock.now += 0.01  # busy from here: each update 10 ms after the last
+    pods.put("ns/p", pod("pod: OOMKilled"))
+    clock.now += 0.01
+    events.put("ns/e2", _ev("ns", "Pod", "p", "e2", reason="BackOff"))
+    events.put("ns/other", _ev("ns", "Pod", "someone-else", "e9", reason="not ours"))
+    assert handled == ["Scheduled"] and coalescer.batches == 0
+    clock.now += 0.025  # the batch is now 35 ms old: the next update hands it over
+    pods.put("ns/p", pod("pod: CrashLoopBackOff"))
+    assert handled == ["Scheduled", "pod: OOMKilled", "BackOff", "pod: CrashLoopBackOff"]
+    assert coalescer.batches == 1 and not reader.done()  # all handled: the reader never woke
+
+    clock.now += 0.01
+    events.put("ns/e3", _ev("ns", "Pod", "p", "e3", reason="Pulled"))
+    assert handled[-1] == "pod: CrashLoopBackOff"  # kept for the next batch
+    assert len(events.objects_for(key)) == 3  # a read hands the batch over first
+    assert handled[-1] == "Pulled"
+    clock.now += 0.01
+    events.put("ns/e4", _ev("ns", "Pod", "p", "e4", reason="Started"))
+    assert handled[-1] == "Pulled"
+    sub.close()  # the spawn ends: the batch is handed over first, nothing is lost
+    assert handled[-1] == "Started"
+    assert await reader is True
+
+
+async def test_pod_status_then_event_keep_their_order_through_a_batch(monkeypatch):
+    from richprogress.coalesce import Coalescer
+    from richprogress.event_index import EventIndex, ObjectWatchers, Subscription
+
+    clock = FakeClock()
+    coalescer = Coalescer(asyncio.get_running_loop(), age=0.03, deadline=10, clock=clock)
+    events, pods = EventIndex(), ObjectWatchers("Pod")
+    install(monkeypatch, coalescer)
+    key = ("ns", "Pod", "p")
+    handled: list[str] = []
+    sub = Subscription()
+    events.subscribe([key], sub)
+    pods.subscribe([key], sub)
+    sub.handler = lambda source, obj: not handled.append(obj["reason"])
+    reader = asyncio.ensure_future(sub.wait(30))
+    await asyncio.sleep(0)
+    pod = {"metadata": {"namespace": "ns", "name": "p", "uid": "u"}}
+    events.put("ns/e1", _ev("ns", "Pod", "p", "e1", reason="Started"))
+    clock.now += 0.01
+    pods.put("ns/p", {**pod, "reason": "OOMKilled (pod status)"})
+    clock.now += 0.01
+    events.put("ns/e2", _ev("ns", "Pod", "p", "e2", reason="BackOff"))
+    clock.now += 0.01
+    pods.put("ns/p", {**pod, "reason": "CrashLoopBackOff (pod status)"})
+    assert handled == ["Started"]
+    await asyncio.sleep(0)
+    coalescer.flush()
+    assert handled == ["Started", "OOMKilled (pod status)", "BackOff", "CrashLoopBackOff (pod status)"]
+    assert coalescer.batches == 1
+    sub.close()
+    assert await reader is True
+
+
+async def test_a_batch_is_handed_over_by_its_deadline_when_no_update_follows(monkeypatch):
+    from richprogress.coalesce import Coalescer
+    from richprogress.event_index import EventIndex
+
+    clock = FakeClock()
+    coalescer = Coalescer(asyncio.get_running_loop(), age=0.03, deadline=0.05, clock=clock)
+    index = EventIndex()
+    install(monkeypatch, coalescer)
+    sub = index.subscribe([("ns", "Pod", "p")])
+    index.put("ns/e1", _ev("ns", "Pod", "p", "e1"))
+    assert len(sub) == 1  # lone: at once (no handler: queued for the reader)
+    index.put("ns/e2", _ev("ns", "Pod", "p", "e2"))  # right after it: kept
+    assert len(sub) == 1
+    assert await sub.wait(2) is True
+    await asyncio.sleep(0.1)  # the deadline's timer (real time) hands the batch over
+    assert [o["metadata"]["uid"] for _s, o in sub.drain()] == ["e1", "e2"]
+    assert coalescer.batches == 1
+    sub.close()
 
 
 async def test_subscription_wait_times_out_and_keeps_one_timer():
