@@ -43,6 +43,12 @@ What is measured, exactly:
 - ``p50``/``p99``: from the moment an event is put into the reflector to the moment the
   progress generator yields it (stock: the event dict; ours: the record). ``delivered`` is
   the share of fed events that came out before the drain deadline.
+- Sweeps (E = 30,000): N = 10, 100, 300, 1000 open streams with R = 3 records per
+  timeline, then R = 100 and 450 records per timeline at N = 100 (the records beyond the
+  window's 3 are fed and delivered before it: a long spawn, a reader on a long timeline).
+  Stock runs at N <= 300 only, at R = 3: it saturates the loop from N = 300 on.
+  ``prog/ev`` is ours' progress CPU per event (``us/ev`` minus its in-run base), the
+  figure the goal (<= 60 us, flat in N and R) is judged on.
 - Memory: after the spawns finish, the index's subscriptions left behind (must be 0) and
   records kept per finished spawn's timeline (bounded by ``spawn_timeline_max_records``).
 
@@ -54,7 +60,9 @@ At the ratio's point (E=30,000, N=300) ours runs ``--repeats`` times (each with 
 base) and the run with the median ``progress`` is reported.
 
 Usage: ``python benchmarks/progress_scaling.py [--quick] [--window SECONDS] [--per-stream K]
-[--repeats R]``.
+[--repeats R]`` (about 7 minutes; ``--quick``: N = 10 and 300 only). To measure another
+checkout with the same script, put it first on ``PYTHONPATH``. Where the time goes:
+``benchmarks/profile_progress.py`` (cProfile on the same rich case).
 The last line is ``ratio_cpu_e30000_n300=<stock progress / ours progress>`` (measured, so
 with stock saturated it understates stock's need; the demand ratio is printed above it).
 """
