@@ -60,8 +60,6 @@ class _Broadcast:
     reads every change of the batch when it runs.
     """
 
-    __slots__ = ("version", "_waiters", "progress_floor", "floor_at", "last_since", "stamp_cache")
-
     def __init__(self) -> None:
         self.version = 0
         self._waiters: list[asyncio.Future[None]] = []
