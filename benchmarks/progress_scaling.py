@@ -43,6 +43,12 @@ What is measured, exactly:
 - ``p50``/``p99``: from the moment an event is put into the reflector to the moment the
   progress generator yields it (stock: the event dict; ours: the record). ``delivered`` is
   the share of fed events that came out before the drain deadline.
+- Sweeps (E = 30,000): N = 10, 100, 300, 1000 open streams with R = 3 records per
+  timeline, then R = 100 and 450 records per timeline at N = 100 (the records beyond the
+  window's 3 are fed and delivered before it: a long spawn, a reader on a long timeline).
+  Stock runs at N <= 300 only, at R = 3: it saturates the loop from N = 300 on.
+  ``prog/ev`` is ours' progress CPU per event (``us/ev`` minus its in-run base), the
+  figure the goal (<= 60 us, flat in N and R) is judged on.
 - Memory: after the spawns finish, the index's subscriptions left behind (must be 0) and
   records kept per finished spawn's timeline (bounded by ``spawn_timeline_max_records``).
 
@@ -54,7 +60,9 @@ At the ratio's point (E=30,000, N=300) ours runs ``--repeats`` times (each with 
 base) and the run with the median ``progress`` is reported.
 
 Usage: ``python benchmarks/progress_scaling.py [--quick] [--window SECONDS] [--per-stream K]
-[--repeats R]``.
+[--repeats R]`` (about 7 minutes; ``--quick``: N = 10 and 300 only). To measure another
+checkout with the same script, put it first on ``PYTHONPATH``. Where the time goes:
+``benchmarks/profile_progress.py`` (cProfile on the same rich case).
 The last line is ``ratio_cpu_e30000_n300=<stock progress / ours progress>`` (measured, so
 with stock saturated it understates stock's need; the demand ratio is printed above it).
 """
@@ -246,8 +254,16 @@ async def feed_only(n_streams: int, window: float, per_stream: int) -> tuple[flo
 
 
 async def run_one(
-    impl: str, n_events: int, n_streams: int, window: float, per_stream: int = PER_STREAM, profiler: Any = None
+    impl: str,
+    n_events: int,
+    n_streams: int,
+    window: float,
+    per_stream: int = PER_STREAM,
+    profiler: Any = None,
+    records: int = 0,
 ) -> Result:
+    """One measured run; ``records``: records each timeline holds at the window's end
+    (``records - per_stream`` are fed and delivered before the window; ours only)."""
     from kubespawner.spawner import EventReflector
 
     from richprogress.kubespawner import IndexedEventReflector, IndexedPodReflector
@@ -306,6 +322,23 @@ async def run_one(
     await asyncio.sleep(0)
     consumers = [asyncio.ensure_future(consume(spawner)) for spawner in spawners]
     await asyncio.sleep(0.5)  # let every stream open and subscribe
+
+    # long timelines (R): records fed and delivered before the window, so each reader's
+    # timeline holds ``records`` of them by the window's end
+    prefill = max(0, records - per_stream) if rich else 0
+    if prefill:
+        stamp = datetime.now(timezone.utc)
+        count = 0
+        for k in range(prefill):
+            reason, message = STEPS[k % len(STEPS)]
+            for i, spawner in enumerate(spawners):
+                event = _event(spawner.pod_name, f"pod-uid-{i}", reason, f"{message.format(pod=spawner.pod_name)} ({k})", stamp, 5 * 10**6 + count)
+                events.resources[f"{NAMESPACE}/{event['metadata']['name']}"] = event
+                count += 1
+            await asyncio.sleep(0)
+        deadline = time.perf_counter() + 120
+        while len(delivered) < count and time.perf_counter() < deadline:
+            await asyncio.sleep(0.05)
 
     # the events to feed: K per pending spawn, new (not in the reflector yet)
     now = datetime.now(timezone.utc)
@@ -386,7 +419,8 @@ async def run_one(
     if rich:
         stats = events.index.stats()
         kept = [len(s.spawn_timeline.records()) for s in spawners]
-        notes = (
+        notes = f"R={min(kept)}-{max(kept)} "
+        notes += (
             f"subscriptions left={stats['subscribed_keys'] + pods.index.stats()['subscribed_keys']}"
             f" records/finished spawn={max(kept)} (bound {spawners[0].spawn_timeline_max_records})"
             f" outcomes={sorted({s.spawn_timeline.outcome for s in spawners})}"
@@ -437,9 +471,29 @@ def fmt_ms(value: float | None) -> str:
     return "-" if value is None else f"{value * 1000:.1f}"
 
 
+def prepare_environment() -> None:
+    """Point kubernetes_asyncio at a dummy kubeconfig and quiet traitlets (call first)."""
+    # kubernetes_asyncio reads KUBECONFIG when it is imported
+    os.environ["KUBECONFIG"] = write_kubeconfig()
+    for name in ("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
+        os.environ.pop(name, None)
+    import logging
+
+    logging.getLogger("traitlets").setLevel(logging.ERROR)
+
+
+#: the scaling sweep: open streams at E=30,000 (R=3), and records per timeline at N=100
+SWEEP_E = 30_000
+SWEEP_N = (10, 100, 300, 1000)
+SWEEP_R = (3, 100, 450)
+R_AT_N = 100
+#: stock runs only up to here: it is saturated (the whole loop) from N=300 on
+STOCK_MAX_N = 300
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="only E=1,000/N=10 and E=30,000/N=300")
+    parser.add_argument("--quick", action="store_true", help="only N=10 and N=300 at E=30,000, R=3")
     parser.add_argument("--window", type=float, default=10.0, help="seconds of feeding per run (default 10)")
     parser.add_argument(
         "--per-stream", type=int, default=PER_STREAM, help=f"new events per stream in the window (default {PER_STREAM})"
@@ -451,63 +505,73 @@ def main(argv: list[str] | None = None) -> int:
         help="runs of ours at E=30,000/N=300 (the ratio's point); the median is used (default 3)",
     )
     args = parser.parse_args(argv)
-    # kubernetes_asyncio reads KUBECONFIG when it is imported
-    os.environ["KUBECONFIG"] = write_kubeconfig()
-    for name in ("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
-        os.environ.pop(name, None)
-    import logging
-
-    logging.getLogger("traitlets").setLevel(logging.ERROR)
+    prepare_environment()
 
     window = args.window
+    # (E, N, R): the N sweep, then the R sweep at N=R_AT_N (its R=3 point is in the N sweep)
+    combos = [(SWEEP_E, n, SWEEP_R[0]) for n in SWEEP_N]
+    combos += [(SWEEP_E, R_AT_N, r) for r in SWEEP_R[1:]]
     if args.quick:
-        combos = [(1_000, 10), (30_000, 300)]
-    else:
-        combos = [(e, n) for e in (1_000, 10_000, 30_000) for n in (10, 100, 300)]
+        combos = [(SWEEP_E, 10, 3), (SWEEP_E, 300, 3)]
 
     print(
         f"# {args.per_stream} new events per stream over a {window:g} s window"
         f" ({args.per_stream / window:.2f} events/s per stream); python {sys.version.split()[0]}"
     )
     header = (
-        f"{'impl':<6} {'E':>6} {'N':>4} {'cpu/wall':>9} {'progress':>9} {'demand':>8}"
-        f" {'us/ev':>7} {'base':>6} {'p50 ms':>8} {'p99 ms':>8} {'delivered':>10}  notes"
+        f"{'impl':<6} {'E':>6} {'N':>4} {'R':>4} {'cpu/wall':>9} {'progress':>9} {'demand':>8}"
+        f" {'us/ev':>7} {'base':>6} {'prog/ev':>7} {'p50 ms':>8} {'p99 ms':>8} {'delivered':>10}  notes"
     )
     print(header)
-    results: dict[tuple[str, int, int], Result] = {}
+    results: dict[tuple[str, int, int, int], Result] = {}
     bases: dict[int, tuple[float, float, int]] = {}
     started = time.perf_counter()
-    for n_events, n_streams in combos:
-        if n_streams not in bases:
+    for n_events, n_streams, n_records in combos:
+        impls = ["rich"]
+        if n_records == SWEEP_R[0] and n_streams <= STOCK_MAX_N:
+            impls.insert(0, "stock")
+        if "stock" in impls and n_streams not in bases:
             bases[n_streams] = asyncio.run(feed_only(n_streams, window, args.per_stream))
             base_cpu_wall, base_cpu, base_fed = bases[n_streams]
             print(
-                f"{'base':<6} {'-':>6} {n_streams:>4} {base_cpu_wall:>9.4f} {'':>9} {'':>8}"
+                f"{'base':<6} {'-':>6} {n_streams:>4} {'-':>4} {base_cpu_wall:>9.4f} {'':>9} {'':>8}"
                 f" {base_cpu / base_fed * 1e6:>7.1f}",
                 flush=True,
             )
-        for impl in ("stock", "rich"):
-            if impl == "rich" and (n_events, n_streams) == (30_000, 300) and args.repeats > 1:
+        for impl in impls:
+            if impl == "rich" and (n_events, n_streams, n_records) == (30_000, 300, 3) and args.repeats > 1:
                 result = repeated_rich(n_events, n_streams, window, args.per_stream, args.repeats)
             else:
-                result = asyncio.run(run_one(impl, n_events, n_streams, window, args.per_stream))
+                result = asyncio.run(
+                    run_one(impl, n_events, n_streams, window, args.per_stream, records=n_records)
+                )
                 if impl == "stock":
                     result.base, result.base_cpu, result.base_fed = bases[n_streams]
             if impl == "rich":
                 result.demand = result.progress
-            results[(impl, n_events, n_streams)] = result
+            results[(impl, n_events, n_streams, n_records)] = result
             share = len(result.latencies) / result.fed if result.fed else 0.0
             print(
-                f"{impl:<6} {n_events:>6} {n_streams:>4} {result.cpu_per_wall:>9.4f} {result.progress:>9.4f}"
+                f"{impl:<6} {n_events:>6} {n_streams:>4} {n_records if impl == 'rich' else '-':>4}"
+                f" {result.cpu_per_wall:>9.4f} {result.progress:>9.4f}"
                 f" {result.demand:>8.3f} {result.us_per_event:>7.1f} {result.base_us_per_event:>6.1f}"
+                f" {result.us_per_event - result.base_us_per_event:>7.1f}"
                 f" {fmt_ms(result.pct(0.5)):>8} {fmt_ms(result.pct(0.99)):>8}"
                 f" {share:>9.1%}  {result.notes}",
                 flush=True,
             )
             gc.collect()
-    stock = results.get(("stock", 30_000, 300))
-    ours = results.get(("rich", 30_000, 300))
     print(f"# total {time.perf_counter() - started:.0f} s")
+    rich_rows = [(key, r) for key, r in results.items() if key[0] == "rich"]
+    if rich_rows:
+        print("# ours, progress CPU per event (us/ev minus the in-run base) and p99 latency:")
+        for (_impl, e, n, r), result in rich_rows:
+            print(
+                f"#   E={e} N={n} R={r}: {result.us_per_event - result.base_us_per_event:.1f} us/event,"
+                f" p99 {fmt_ms(result.pct(0.99))} ms"
+            )
+    stock = results.get(("stock", 30_000, 300, 3))
+    ours = results.get(("rich", 30_000, 300, 3))
     if stock and ours:
         demand_ratio = stock.demand / ours.demand
         print(

@@ -22,8 +22,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .coalesce import Coalescer, flush_running, loop_coalescer
+
 #: (namespace, kind, name) of the object an event is about, e.g. ("jhub", "Pod", "jupyter-alice")
 ObjectKey = tuple[str, str, str]
+
+#: the kinds of object a spawn follows
+POD = "Pod"
+PVC = "PersistentVolumeClaim"
 
 
 def object_key(event: Mapping[str, Any]) -> ObjectKey:
@@ -202,7 +208,9 @@ class Subscription:
         self._wake()
 
     def close(self) -> None:
-        """Tell the reader to finish after draining."""
+        """Tell the reader to finish after draining (updates still kept for a batch are
+        handed over first, so none is lost when a spawn's pump ends)."""
+        flush_running()
         self.closed = True
         self._cancel_timer()
         self._wake()
@@ -279,11 +287,32 @@ class EventIndex:
         self._by_key: dict[ObjectKey, dict[str, Mapping[str, Any]]] = {}
         self._key_of: dict[str, ObjectKey] = {}
         self._subs: dict[ObjectKey, set[Subscription]] = {}
+        #: the running loop's Coalescer (set on the first put in a loop)
+        self.coalescer: Coalescer | None = None
 
     # -- writes (from the reflector) ------------------------------------------------------
 
     def put(self, ref: str, obj: Mapping[str, Any]) -> None:
-        """Add or replace one object and wake the subscribers of its key."""
+        """Add or replace one object and wake the subscribers of its key: at once when
+        the hub is quiet, in the loop's next batch when it is busy (``coalesce``)."""
+        loop = asyncio._get_running_loop()
+        if loop is not None:
+            coalescer = self.coalescer
+            if coalescer is None or not coalescer.belongs_to(loop):
+                # (reflectors outlive loops in tests: one coalescer per loop)
+                coalescer = self.coalescer = loop_coalescer(loop)
+            if coalescer.offer(self, ref, obj):
+                return
+        self.put_now(ref, obj)
+
+    def _settle(self) -> None:
+        """Hand over the loop's batch, so the index is whole when it is read."""
+        coalescer = self.coalescer
+        if coalescer is not None and coalescer.kept:
+            coalescer.flush()
+
+    def put_now(self, ref: str, obj: Mapping[str, Any]) -> None:
+        """``put`` without batching."""
         try:
             key = self._key_func(obj)
         except Exception:  # a malformed object must not break the watch loop
@@ -301,6 +330,7 @@ class EventIndex:
     def remove(self, ref: str) -> None:
         """Forget one object (a DELETED watch event). Subscribers are not woken: a deleted
         event (expired after its TTL) says nothing new about a spawn."""
+        self._settle()  # a kept put of this object comes first
         key = self._key_of.pop(ref, None)
         if key is not None:
             self._discard(ref, key)
@@ -315,6 +345,7 @@ class EventIndex:
     def replace_all(self, resources: Mapping[str, Mapping[str, Any]]) -> None:
         """Make the index mirror a fresh list (a relist), waking subscribers only for
         objects that are new or whose resourceVersion changed (missed by the watch)."""
+        self._settle()
         previous = {ref: self._by_key.get(key, {}).get(ref) for ref, key in self._key_of.items()}
         self._by_key = {}
         self._key_of = {}
@@ -336,6 +367,7 @@ class EventIndex:
 
     def objects_for(self, key: ObjectKey) -> list[Mapping[str, Any]]:
         """The objects currently known for one key (unordered)."""
+        self._settle()
         return list(self._by_key.get(key, {}).values())
 
     def subscribe(self, keys: Iterable[ObjectKey], sub: Subscription | None = None) -> Subscription:
@@ -344,6 +376,7 @@ class EventIndex:
         A ``Subscription`` may be registered with several indexes (pod events and PVC events
         come from two reflectors).
         """
+        self._settle()
         keys = list(keys)
         if sub is None:
             sub = Subscription(keys)
@@ -367,6 +400,7 @@ class EventIndex:
 
     def stats(self) -> dict[str, int]:
         """Sizes, for tests and the benchmark: objects, keys, subscribed keys."""
+        self._settle()
         return {
             "objects": len(self._key_of),
             "keys": len(self._by_key),

@@ -21,334 +21,40 @@ Kubernetes events about its pod and its PVC, as they arrive, without polling.
   wake a spawn are turned into core/v1-shaped Warning events (``container_terminations``)
   and formatted like any other, so the page can say "ran out of memory" rather than only
   the "keeps crashing" back-off that follows.
+
+The parts live in modules of their own: ``kube_watch`` (the indexed reflectors),
+``stale_events`` (which events are this spawn's), ``pod_status`` (events made from the
+pod's status); this module holds the spawner that ties them together.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
-from datetime import datetime, timedelta
 from typing import Any
 
 from kubespawner import KubeSpawner
 from kubespawner.reflector import ResourceReflector
-from kubespawner.spawner import EventReflector, PodReflector
 from traitlets import Bool, Float
 
-from .event_index import EventIndex, IndexedResources, ObjectKey, ObjectWatchers, Subscription
+from .event_index import POD, PVC, EventIndex, ObjectKey, Subscription
+from .kube_watch import IndexedEventReflector, IndexedPodReflector
+from .pod_status import STATUS_COMPONENT, container_terminations
 from .records import EventRecord
 from .spawner import Closer, RichProgressMixin, _Broadcast
-from .timeline import SpawnTimeline, parse_timestamp
+from .stale_events import StaleEventFilter
+from .timeline import SpawnTimeline
 
-POD = "Pod"
-PVC = "PersistentVolumeClaim"
-
-
-class _IndexedReflectorMixin(ResourceReflector):
-    """Keep ``self.index`` in step with ``self.resources`` (list, relist and watch)."""
-
-    index: EventIndex
-
-    def _make_index(self) -> EventIndex:
-        return EventIndex()
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.index = self._make_index()
-        self.resources = IndexedResources(self.index, dict(self.resources or {}))  # type: ignore[has-type]
-
-    def adopt(self, fresh: Mapping[str, Any]) -> None:
-        """Take a freshly listed ``resources`` dict: index it and wrap it."""
-        if not isinstance(fresh, IndexedResources):
-            self.index.replace_all(fresh)
-            self.resources = IndexedResources(self.index, fresh)
-
-    async def _list_and_update(self, resource_version: Any = None) -> Any:
-        version = await super()._list_and_update(resource_version)
-        # the stock code assigned a fresh plain dict; wrap it before anything can await,
-        # so no watch update can slip past the index
-        self.adopt(self.resources)
-        return version
-
-
-class IndexedEventReflector(_IndexedReflectorMixin, EventReflector):
-    """KubeSpawner's events reflector, with its events indexed by involved object."""
-
-
-class IndexedPodReflector(_IndexedReflectorMixin, PodReflector):
-    """KubeSpawner's pods reflector, waking waiters when their pod changes."""
-
-    def _make_index(self) -> EventIndex:
-        return ObjectWatchers(POD)
-
-
-def _first_time(event: Mapping[str, Any]) -> datetime | None:
-    """When an event first happened (second resolution for core/v1 timestamps)."""
-    metadata = event.get("metadata") or {}
-    for value in (event.get("firstTimestamp"), event.get("eventTime"), metadata.get("creationTimestamp")):
-        parsed = parse_timestamp(value)
-        if parsed is not None:
-            return parsed
-    return _last_time(event)
-
-
-def _last_time(event: Mapping[str, Any]) -> datetime | None:
-    """When an event last happened."""
-    series = event.get("series") or {}
-    for value in (series.get("lastObservedTime"), event.get("lastTimestamp"), event.get("eventTime")):
-        parsed = parse_timestamp(value)
-        if parsed is not None:
-            return parsed
-    return None
-
-
-class StaleEventFilter:
-    """Decide which events with our pod's name belong to *this* spawn's pod.
-
-    Kubernetes events of a deleted pod stay for about an hour, with the same
-    ``involvedObject.name`` as the next pod. Rules:
-
-    - a pod the pods reflector holds when KubeSpawner is about to create ours is an old
-      one (``creating_pod``); KubeSpawner deletes it on the 409 that follows;
-    - the new pod is the one that appears (in the pods reflector) without a
-      ``deletionTimestamp`` and created no earlier than the spawn request minus ``skew``;
-      once its uid is known, only events with that ``involvedObject.uid`` are shown;
-    - any pod uid with an event or a creation time before that threshold is an old pod's,
-      and its events are never shown, even recent ones (the "Killing" of a stale pod that
-      KubeSpawner deletes on a 409);
-    - an event of a not-yet-known uid is held (not shown) until the new pod is seen, or
-      for at most ``hold_seconds`` once the pod is being created, or until the spawn ends;
-      then it is shown if it happened after the threshold;
-    - PVC events are about a volume that outlives spawns (same uid every time). Those
-      already known when the spawn subscribed (the *baseline*; the subscription is made
-      before KubeSpawner creates the PVC) are shown only if they change later (their
-      count grows); others when they last happened after the threshold.
-
-    ``skew`` covers the one-second resolution of ``firstTimestamp`` and clock differences
-    between hub and cluster.
-    """
-
-    def __init__(self, started_at: datetime, skew: float = 5.0, hold_seconds: float = 1.0) -> None:
-        self.started_at = started_at
-        self.threshold = started_at - timedelta(seconds=skew)
-        self.hold_seconds = hold_seconds
-        self._baseline: dict[str, tuple[Any, ...]] = {}
-        self.new_uid: str | None = None
-        #: KubeSpawner has started creating our pod (pods seen before are old ones)
-        self.creating = False
-        self.old_uids: set[str] = set()
-        self._held: dict[str, tuple[float, Mapping[str, Any]]] = {}
-
-    def creating_pod(self, existing: Mapping[str, Any] | None) -> None:
-        """KubeSpawner is about to create our pod; ``existing`` is the pod of that name the
-        pods reflector holds right now, which can only be an old one."""
-        self.creating = True
-        uid = ((existing or {}).get("metadata") or {}).get("uid")
-        if uid and uid != self.new_uid:
-            self.old_uids.add(uid)
-
-    def saw_pod(self, pod: Mapping[str, Any]) -> None:
-        metadata = pod.get("metadata") or {}
-        uid = metadata.get("uid")
-        if not uid or uid in self.old_uids:
-            return
-        if not self.creating:
-            # seen before KubeSpawner asked for our pod: not ours
-            self.old_uids.add(uid)
-            return
-        created = parse_timestamp(metadata.get("creationTimestamp"))
-        if "deletionTimestamp" in metadata and metadata.get("deletionTimestamp") and uid != self.new_uid:
-            self.old_uids.add(uid)
-        elif created is not None and created < self.threshold:
-            self.old_uids.add(uid)
-        elif uid not in self.old_uids:
-            if self.new_uid is not None and self.new_uid != uid:
-                # a second fresh pod: KubeSpawner replaced the first (409 retry); the
-                # latest one is ours
-                self.old_uids.add(self.new_uid)
-            self.new_uid = uid
-
-    def set_baseline(self, events: list[Mapping[str, Any]]) -> None:
-        """Remember the PVC events that existed when the spawn subscribed."""
-        for event in events:
-            self._baseline[_event_ref(event)] = _version(event)
-
-    def learn(self, event: Mapping[str, Any]) -> None:
-        """Note an old pod's uid from an event that happened before the spawn request."""
-        involved = event.get("involvedObject") or {}
-        uid = involved.get("uid")
-        if uid and involved.get("kind") == POD and uid != self.new_uid:
-            first = _first_time(event)
-            if first is not None and first < self.threshold:
-                self.old_uids.add(uid)
-
-    def classify(self, event: Mapping[str, Any]) -> str:
-        """``show``, ``hide`` or ``hold``."""
-        involved = event.get("involvedObject") or {}
-        if involved.get("kind") == PVC:
-            last = _last_time(event) or _first_time(event)
-            if last is None:
-                return "show"
-            if self._baseline.get(_event_ref(event)) == _version(event):
-                # unchanged since before this spawn subscribed, which happens before
-                # KubeSpawner creates (or finds) the PVC
-                return "hide"
-            return "show" if last >= self.threshold else "hide"
-        uid = involved.get("uid")
-        if uid and uid in self.old_uids:
-            return "hide"
-        if uid and self.new_uid is not None:
-            # the common case once our pod is known: no timestamp to parse
-            return "show" if uid == self.new_uid else "hide"
-        first = _first_time(event)
-        recent = first is None or first >= self.threshold
-        if not uid:
-            return "show" if recent else "hide"
-        return "hold" if recent else "hide"
-
-    @property
-    def holding(self) -> bool:
-        """Whether events wait for a decision (later events must not overtake them)."""
-        return bool(self._held)
-
-    def hold(self, event: Mapping[str, Any]) -> None:
-        ref = _event_ref(event)
-        self._held.pop(ref, None)
-        self._held[ref] = (time.monotonic(), event)
-
-    def release(self, final: bool = False) -> list[Mapping[str, Any]]:
-        """Held events that can now be decided and are to be shown, oldest first."""
-        if not self._held:
-            return []
-        now = time.monotonic()
-        shown = []
-        for ref, (since, event) in list(self._held.items()):
-            verdict = self.classify(event)
-            if verdict == "hold" and (final or (self.creating and now - since >= self.hold_seconds)):
-                verdict = "show"
-            if verdict != "hold":
-                del self._held[ref]
-                if verdict == "show":
-                    shown.append(event)
-        shown.sort(key=lambda e: (_first_time(e) or self.threshold))
-        return shown
-
-    def next_release(self) -> float | None:
-        """Seconds until a held event must be decided by time alone."""
-        if not self._held or not self.creating:
-            return None
-        oldest = min(since for since, _event in self._held.values())
-        return max(0.0, oldest + self.hold_seconds - time.monotonic())
-
-
-#: Termination reasons that mean the container failed even when no exit code says so.
-_FAILED_TERMINATIONS = frozenset({"OOMKilled", "ContainerCannotRun", "StartError", "DeadlineExceeded"})
-
-#: ``reportingComponent`` of the events we make from pod status (no Kubernetes component
-#: reports these as Events).
-STATUS_COMPONENT = "richprogress"
-
-
-def _termination_message(container: str, terminated: Mapping[str, Any], limit: Any) -> str:
-    """The raw message of a synthesized termination event, in the kubelet's plain style."""
-    reason = str(terminated.get("reason") or "")
-    code = terminated.get("exitCode")
-    if reason == "OOMKilled":
-        details = [f"exit code {code}"] if code is not None else []
-        if limit:
-            details.append(f"memory limit {limit}")
-        suffix = f" ({', '.join(details)})" if details else ""
-        return f"Container {container} was killed because it ran out of memory{suffix}"
-    message = f"Container {container} terminated: {reason or 'Error'}"
-    if code is not None:
-        message += f" (exit code {code})"
-    detail = " ".join(str(terminated.get("message") or "").split())
-    return f"{message}: {detail}" if detail else message
-
-
-def container_terminations(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Warning events (core/v1 shape) for the failed container terminations in ``pod``'s status.
-
-    A termination is failed when its reason is one of ``OOMKilled``, ``ContainerCannotRun``,
-    ``StartError``, ``DeadlineExceeded`` or its exit code is not 0. Both the current state
-    and ``lastState`` (a restarted container) are read. Each container and reason gets one
-    stable ``uid``; ``count`` is the number of terminations so far (from ``restartCount``),
-    so a repeat updates the same record with a bigger count. A pod being deleted yields
-    nothing: its containers are stopped on purpose.
-    """
-    metadata = pod.get("metadata") or {}
-    if metadata.get("deletionTimestamp"):
-        return []
-    spec = pod.get("spec") or {}
-    status = pod.get("status") or {}
-    pod_uid = str(metadata.get("uid") or "")
-    events: list[dict[str, Any]] = []
-    for spec_key, status_key in (("initContainers", "initContainerStatuses"), ("containers", "containerStatuses")):
-        limits = {
-            c.get("name"): ((c.get("resources") or {}).get("limits") or {}).get("memory")
-            for c in spec.get(spec_key) or []
-            if isinstance(c, Mapping)
-        }
-        for container_status in status.get(status_key) or []:
-            if not isinstance(container_status, Mapping):
-                continue
-            name = str(container_status.get("name") or "")
-            restarts = container_status.get("restartCount")
-            restarts = restarts if isinstance(restarts, int) and restarts >= 0 else 0
-            terminated = (container_status.get("state") or {}).get("terminated")
-            count = restarts + 1  # the current run ended: one more than the restarts so far
-            if not isinstance(terminated, Mapping):
-                terminated = (container_status.get("lastState") or {}).get("terminated")
-                count = restarts
-            if not isinstance(terminated, Mapping):
-                continue
-            reason = str(terminated.get("reason") or "")
-            code = terminated.get("exitCode")
-            if reason not in _FAILED_TERMINATIONS and code in (None, 0):
-                continue
-            reason = reason or "Error"
-            when = terminated.get("finishedAt") or terminated.get("startedAt")
-            field_path = f"spec.{spec_key}{{{name}}}"
-            events.append(
-                {
-                    "kind": "Event",
-                    "apiVersion": "v1",
-                    "metadata": {
-                        "uid": f"{pod_uid}.{name}.terminated.{reason}",
-                        "name": f"{metadata.get('name')}.{name}.{reason}",
-                        "namespace": metadata.get("namespace"),
-                        "creationTimestamp": when,
-                    },
-                    "involvedObject": {
-                        "kind": POD,
-                        "apiVersion": "v1",
-                        "namespace": metadata.get("namespace"),
-                        "name": metadata.get("name"),
-                        "uid": pod_uid,
-                        "fieldPath": field_path,
-                    },
-                    "type": "Warning",
-                    "reason": reason,
-                    "message": _termination_message(name, terminated, limits.get(name)),
-                    "count": max(1, count),
-                    "firstTimestamp": when,
-                    "lastTimestamp": when,
-                    "eventTime": None,
-                    "source": {"component": STATUS_COMPONENT},
-                    "reportingComponent": STATUS_COMPONENT,
-                }
-            )
-    return events
-
-
-def _version(event: Mapping[str, Any]) -> tuple[Any, ...]:
-    metadata = event.get("metadata") or {}
-    return (metadata.get("resourceVersion"), event.get("count"), event.get("lastTimestamp"), str(event.get("series")))
-
-
-def _event_ref(event: Mapping[str, Any]) -> str:
-    metadata = event.get("metadata") or {}
-    return f"{metadata.get('namespace')}/{metadata.get('name')}"
+# the names this module held before it was split, still importable from here
+__all__ = [
+    "POD",
+    "PVC",
+    "STATUS_COMPONENT",
+    "IndexedEventReflector",
+    "IndexedPodReflector",
+    "RichKubeSpawner",
+    "StaleEventFilter",
+    "container_terminations",
+]
 
 
 class RichKubeSpawner(RichProgressMixin, KubeSpawner):
@@ -557,12 +263,19 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
 
     def _rp_handle_now(self, timeline: SpawnTimeline, broadcast: _Broadcast, source: str, obj: Mapping[str, Any]) -> bool | None:
         """An event to show or hide, with no hook to await and nothing held (which must
-        come first), is handled inside the watch update; the rest goes to the pump."""
+        come first), is handled inside the watch update; the rest goes to the pump.
+
+        Runs once per event of a watched pod: plain attribute reads only (a trait read
+        costs several times more), the common case decided first.
+        """
         spawn_filter = self._rp_filter
         if source != "event" or spawn_filter is None or spawn_filter.holding:
             return None
-        formatter = self._rp_formatter or self.event_formatter
-        if formatter.format_hook is not None:
+        formatter = self._rp_formatter
+        if formatter is None:
+            formatter = self.event_formatter
+        # the formatter's mirror of its format_hook trait (kept in step by an observer)
+        if formatter._hook is not None:
             return None
         involved = obj.get("involvedObject")
         new_uid = spawn_filter.new_uid
@@ -575,10 +288,9 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         ):
             # the common case once our pod is known: what learn() and classify() would
             # decide (nothing to learn from our own pod's event; show it), read once
-            verdict = "show"
-        else:
-            spawn_filter.learn(obj)
-            verdict = spawn_filter.classify(obj)
+            return self._rp_add_record(timeline, broadcast, formatter.format_event(obj, self))
+        spawn_filter.learn(obj)
+        verdict = spawn_filter.classify(obj)
         if verdict == "hold":
             return None  # the pump holds it and sets its timer for the release
         if verdict == "show":
@@ -602,7 +314,17 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
             spawn_filter.hold(obj)
             return False
         if verdict == "show":
-            return await self._rp_add_event(timeline, broadcast, obj)
+            changed = False
+            if spawn_filter.holding:
+                # held events come first: those decided by now (e.g. by the pod update of
+                # this same batch) are shown before this one; if some still wait, this one
+                # waits with them
+                for event in spawn_filter.release():
+                    changed |= await self._rp_add_event(timeline, broadcast, event)
+                if spawn_filter.holding:
+                    spawn_filter.hold(obj)
+                    return changed
+            return await self._rp_add_event(timeline, broadcast, obj) or changed
         return False
 
     async def _rp_tick(self, timeline: SpawnTimeline, broadcast: _Broadcast, final: bool) -> bool:

@@ -26,6 +26,7 @@ How it works:
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from datetime import datetime, timedelta, timezone
@@ -63,10 +64,12 @@ def format_elapsed(seconds: float) -> str:
 class _Broadcast:
     """Wakes every reader of one timeline when the pump changed it (no polling).
 
-    A reader notes ``version`` before it reads the timeline and then asks
-    ``waiter(version)`` for a future: None when the timeline changed meanwhile (read
-    again), else one that ``notify`` resolves. One plain future per waiting reader, made
-    only when it waits (cheaper than an ``asyncio.Event`` per change).
+    A reader checks the timeline's ``change_seq`` and then asks ``waiter(version)`` for a
+    future that ``notify`` resolves (None when ``version`` moved meanwhile: look again).
+    One plain future per waiting reader, made only when it waits (cheaper than an
+    ``asyncio.Event`` per change). Several changes handled in one batch resolve each
+    reader's future once: the first ``notify`` empties the list of waiters, and the reader
+    reads every change of the batch when it runs.
     """
 
     def __init__(self) -> None:
@@ -74,10 +77,14 @@ class _Broadcast:
         self._waiters: list[asyncio.Future[None]] = []
         #: progress reported by the parent spawner's own progress() (plain spawners only)
         self.progress_floor = 0
+        #: ``progress_floor`` when each record of the parent's messages was added, so a
+        #: reconnecting page replays the same bar as the live one showed
+        self.floor_at: dict[str, int] = {}
         #: the largest since_spawn given so far: the clock shown in the timeline never runs back
         self.last_since = 0.0
-        #: the last record timestamp parsed for this timeline, and its value
-        self.stamp_cache: tuple[Any, datetime | None] = (None, None)
+        #: the last record timestamp parsed for this timeline: (text, POSIX seconds or None,
+        #: whether it has whole-second resolution)
+        self.stamp_cache: tuple[Any, float | None, bool] = (None, None, False)
         #: the spawn's live diagnosis (made by the spawner that owns the timeline)
         self.live: LiveDiagnoser | None = None
 
@@ -90,10 +97,11 @@ class _Broadcast:
 
     def notify(self) -> None:
         self.version += 1
-        waiters, self._waiters = self._waiters, []
-        for future in waiters:
-            if not future.done():  # a reader cancelled while waiting
-                future.set_result(None)
+        if self._waiters:
+            waiters, self._waiters = self._waiters, []
+            for future in waiters:
+                if not future.done():  # a reader cancelled while waiting
+                    future.set_result(None)
 
 
 class RichProgressMixin(LoggingConfigurable):
@@ -546,38 +554,58 @@ class RichProgressMixin(LoggingConfigurable):
         if not isinstance(message, str) or not message.strip():
             return progress is not None
         record = self.event_formatter.format_message(message, timestamp=isoformat_z(utcnow()))
+        if broadcast.progress_floor:
+            broadcast.floor_at[record["id"]] = broadcast.progress_floor
         return self._rp_add_record(timeline, broadcast, record)
 
     def _rp_add_record(self, timeline: SpawnTimeline, broadcast: _Broadcast, record: EventRecord) -> bool:
         """Stamp ``since_spawn`` and add the record; True when the timeline changed.
+
+        The record is handed over: the timeline keeps it as it is (no copy), so callers
+        pass a record of their own (the formatter returns a new one each time).
 
         Kubernetes ``lastTimestamp`` has one-second resolution, so an event stamped
         ``12:00:01`` happened in ``[12:00:01, 12:00:02)``: we take the time it reached us,
         kept inside that window (a late arrival or a skewed cluster clock moves it at most
         to the window's edge). Sub-second timestamps (``eventTime``) are taken as they are.
         The clock never runs back from one record to the next, so the timeline reads in
-        order.
+        order. Plain float seconds, not datetimes: this runs once per event shown.
         """
-        if record.get("since_spawn") is None:
-            received = (utcnow() - timeline.started_at).total_seconds()
+        since = record.get("since_spawn")
+        last = broadcast.last_since
+        if since is None:
+            started = timeline.started_ts
             value = record.get("timestamp")
             # a spawn's events mostly share a few one-second stamps: parse each once
-            if value is not None and value == broadcast.stamp_cache[0]:
-                stamp = broadcast.stamp_cache[1]
+            cached = broadcast.stamp_cache
+            if value is not None and value == cached[0]:
+                _value, stamp, whole = cached
             else:
-                stamp = parse_timestamp(value)
-                broadcast.stamp_cache = (value, stamp)
+                parsed = parse_timestamp(value)
+                stamp = parsed.timestamp() if parsed is not None else None
+                whole = parsed is not None and parsed.microsecond == 0
+                broadcast.stamp_cache = (value, stamp, whole)
             if stamp is None:
-                since = received
+                since = time.time() - started
             else:
-                at = (stamp - timeline.started_at).total_seconds()
-                since = min(max(received, at), at + 1.0) if stamp.microsecond == 0 else at
-            record["since_spawn"] = round(max(since, broadcast.last_since, 0.0), 3)
+                since = stamp - started
+                if whole:
+                    # inside the stamp's second, as close to when it reached us as that allows
+                    since = min(max(time.time() - started, since), since + 1.0)
+            if since < last:
+                since = last
+            # milliseconds are enough for a clock shown as +M:SS (and cheaper than round())
+            since = int(since * 1000.0 + 0.5) / 1000.0 if since > 0.0 else 0.0
         else:
-            record["since_spawn"] = max(float(record["since_spawn"] or 0.0), broadcast.last_since)
-        stored, changed = timeline.add(record)
+            since = float(since or 0.0)
+            if since < last:
+                since = last
+        record["since_spawn"] = since
+        stored, changed = timeline.add_owned(record)
         if changed:
-            broadcast.last_since = max(broadcast.last_since, float(stored.get("since_spawn") or 0.0))
+            since = stored.get("since_spawn") or 0.0
+            if since > last:
+                broadcast.last_since = since
             live = broadcast.live
             if live is not None and live.note(timeline, stored):
                 self._rp_live_changed(timeline, broadcast, True)
@@ -662,22 +690,23 @@ class RichProgressMixin(LoggingConfigurable):
         return {"progress": progress, "message": record.get("message") or "", "record": dict(record)}
 
     async def progress(self) -> AsyncIterator[dict[str, Any]]:
-        """Contract-3 progress events: the timeline so far, then its changes as they happen."""
+        """Contract-3 progress events: the timeline so far, then its changes as they happen.
+
+        Reads the timeline's change log from its own position, so each wake-up costs what
+        changed since the last one (several changes handled in one batch come together).
+        """
         timeline = self._rp_timeline_for_progress()
         broadcast = self._rp_broadcast(timeline)
-        sent: dict[str, EventRecord] = {}
         progress = 0
         shown: Any = None  # the live diagnosis this reader sent last (None: none shown)
+        floor_at = broadcast.floor_at
+        batch, seen = timeline.snapshot()
         while True:
-            version = broadcast.version
-            for record in timeline.records():
-                if sent.get(record["id"]) is record:
-                    continue
-                sent[record["id"]] = record
+            for record in batch:
                 phase = record.get("phase")
                 # the bar follows the steps reached and never goes back; 100 is the hub's
                 # "ready" event, never ours
-                progress = max(progress, PHASE_PROGRESS.get(phase or "", 0), broadcast.progress_floor)
+                progress = max(progress, PHASE_PROGRESS.get(phase or "", 0), floor_at.get(record["id"], 0))
                 event = self._rp_event(record, min(progress, 99))
                 live = broadcast.live.current if broadcast.live is not None else None
                 if live is not shown:
@@ -685,8 +714,10 @@ class RichProgressMixin(LoggingConfigurable):
                     event["diagnosis"] = dict(live) if live is not None else None
                     shown = live
                 yield event
-            if timeline.outcome != "pending":
-                return
-            waiter = broadcast.waiter(version)
-            if waiter is not None:
-                await waiter
+            if timeline.change_seq == seen:
+                if timeline.outcome != "pending":
+                    return
+                waiter = broadcast.waiter(broadcast.version)
+                if waiter is not None:
+                    await waiter
+            batch, seen = timeline.changes(seen)

@@ -3,10 +3,18 @@
 The spawner keeps one ``SpawnTimeline`` per server (``spawner.spawn_timeline``), from the
 spawn request until the next spawn starts, so the failure page can still say what went wrong
 after a reload. The web side only reads it. No JupyterHub or Kubernetes import here.
+
+Besides the records, a timeline keeps a *change log*: every added or changed record gets
+the next change number (``change_seq``). A live reader (a progress stream) remembers the
+number it has read up to and asks ``changes(since)`` for what changed after it, so waking
+a reader costs what changed, not a copy and scan of every record (a long spawn with several
+open tabs holds hundreds). The log is compacted as it grows, so its memory stays within a
+small multiple of the records kept.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -63,7 +71,7 @@ class SpawnTimeline:
     ) -> None:
         self.server_name = server_name
         self._clock = clock
-        self.started_at: datetime = started_at or clock()
+        self.started_at = started_at or clock()
         self.finished_at: datetime | None = None
         self.outcome: Outcome = "pending"
         #: the failure's text from the exception; may be "" (the hub's own timeout has none)
@@ -75,6 +83,21 @@ class SpawnTimeline:
         self.dropped = 0
         self._records: OrderedDict[str, EventRecord] = OrderedDict()
         self._progress = 0
+        #: the change log: change numbers (ascending) and the record each one stored
+        self._seq = 0
+        self._log_seqs: list[int] = []
+        self._log: list[EventRecord] = []
+
+    @property
+    def started_at(self) -> datetime:
+        """When the spawn was requested (aware datetime, UTC)."""
+        return self._started_at
+
+    @started_at.setter
+    def started_at(self, value: datetime) -> None:
+        self._started_at = value
+        #: the same moment as POSIX seconds, for the per-event arithmetic of the spawner
+        self.started_ts = value.timestamp()
 
     # -- writing (spawner side) -------------------------------------------------------
 
@@ -97,21 +120,73 @@ class SpawnTimeline:
         stored: EventRecord = dict(record)  # type: ignore[assignment]
         if stored.get("since_spawn") is None:
             stored["since_spawn"] = self.since_spawn(record.get("timestamp"), received_at)
-        previous = self._records.get(stored["id"])
+        return self.add_owned(stored)
+
+    def add_owned(self, record: EventRecord) -> tuple[EventRecord, bool]:
+        """``add`` for a record the caller hands over and never touches again, with its
+        ``since_spawn`` set: stored as it is, without a copy (the spawner's hot path)."""
+        records = self._records
+        key = record["id"]
+        previous = records.get(key)
         if previous is not None:
-            if previous == stored:
+            if previous == record:
                 return previous, False
-            self._records[stored["id"]] = stored
+            records[key] = record
         else:
-            self._records[stored["id"]] = stored
-            while len(self._records) > self.max_records:
-                self._records.popitem(last=False)
-                self.dropped += 1
-        phase = stored.get("phase")
+            # a new id: nothing to compare with
+            records[key] = record
+            if len(records) > self.max_records:
+                while len(records) > self.max_records:
+                    records.popitem(last=False)
+                    self.dropped += 1
+        phase = record.get("phase")
         # A hook may put anything here; only a known phase name moves the progress.
-        if isinstance(phase, str) and phase in PHASE_PROGRESS:
-            self._progress = max(self._progress, PHASE_PROGRESS[phase])
-        return stored, True
+        if phase is not None and type(phase) is str and phase in PHASE_PROGRESS:
+            if PHASE_PROGRESS[phase] > self._progress:
+                self._progress = PHASE_PROGRESS[phase]
+        self._seq += 1
+        self._log_seqs.append(self._seq)
+        self._log.append(record)
+        if len(self._log) > 2 * len(records) + 64:
+            self._compact_log()
+        return record, True
+
+    def _compact_log(self) -> None:
+        """Keep only log entries that hold a current record (an older version of a
+        record, or a dropped one, is never read again: ``changes`` skips it anyway)."""
+        records = self._records
+        kept = [(seq, rec) for seq, rec in zip(self._log_seqs, self._log, strict=True) if records.get(rec["id"]) is rec]
+        self._log_seqs = [seq for seq, _rec in kept]
+        self._log = [rec for _seq, rec in kept]
+
+    # -- the change log (live readers) ---------------------------------------------------
+
+    @property
+    def change_seq(self) -> int:
+        """The number of the latest change (0 before the first record); grows by one per
+        added or changed record."""
+        return self._seq
+
+    def changes(self, since: int) -> tuple[list[EventRecord], int]:
+        """The records added or changed after change number ``since``, and ``change_seq``.
+
+        Each record comes once, in its latest version, in the order of its latest change;
+        dropped records (past ``max_records``) do not come. Costs what changed, not the
+        number of records kept.
+        """
+        seq = self._seq
+        if since >= seq:
+            return [], seq
+        log = self._log
+        start = len(log) - (seq - since)  # no compaction since ``since``: a plain slice
+        if start < 0 or self._log_seqs[start] != since + 1:
+            start = bisect_right(self._log_seqs, since)
+        records = self._records
+        return [rec for rec in log[start:] if records.get(rec["id"]) is rec], seq
+
+    def snapshot(self) -> tuple[list[EventRecord], int]:
+        """The records in arrival order and ``change_seq``: a new reader's starting point."""
+        return list(self._records.values()), self._seq
 
     def finish(self, outcome: Outcome, failure_message: str | None = None) -> None:
         """Record how the spawn ended. A later ``finish`` does not overwrite a failure."""

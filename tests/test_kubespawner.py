@@ -599,6 +599,126 @@ async def test_subscription_hands_objects_to_an_idle_reader_and_queues_the_rest(
     sub.close()
 
 
+class FakeClock:
+    """A monotonic clock the test moves by hand (the coalescer's notion of "busy")."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def install(monkeypatch: Any, coalescer: Any) -> None:
+    """Make ``coalescer`` the running loop's, for this test."""
+    from richprogress import coalesce
+
+    monkeypatch.setitem(coalesce._coalescers, asyncio.get_running_loop(), coalescer)
+
+
+async def test_busy_updates_are_handled_in_one_batch_in_arrival_order(monkeypatch):
+    """A lone update is handled inside its put (the reflector's call); updates that follow
+    it closely wait for one batch of the loop, handed over by the first update that finds
+    it old enough, in arrival order across reflectors (a pod's status before the event
+    that followed it). Reading an index, or ending a subscription, hands it over first."""
+    from richprogress.coalesce import Coalescer
+    from richprogress.event_index import EventIndex, ObjectWatchers, Subscription
+
+    clock = FakeClock()
+    coalescer = Coalescer(asyncio.get_running_loop(), age=0.03, deadline=10, clock=clock)
+    events, pods = EventIndex(), ObjectWatchers("Pod")
+    install(monkeypatch, coalescer)
+    key = ("ns", "Pod", "p")
+    handled: list[str] = []
+    sub = Subscription()
+    events.subscribe([key], sub)
+    pods.subscribe([key], sub)
+    sub.handler = lambda source, obj: not handled.append(obj["reason"])
+    reader = asyncio.ensure_future(sub.wait(30))
+    await asyncio.sleep(0)
+
+    def pod(state: str) -> dict[str, Any]:
+        return {"metadata": {"namespace": "ns", "name": "p", "uid": "u"}, "reason": state}
+
+    events.put("ns/e1", _ev("ns", "Pod", "p", "e1", reason="Scheduled"))
+    assert handled == ["Scheduled"]  # lone: at once
+    clock.now += 0.01  # busy from here: each update 10 ms after the last
+    pods.put("ns/p", pod("pod: OOMKilled"))
+    clock.now += 0.01
+    events.put("ns/e2", _ev("ns", "Pod", "p", "e2", reason="BackOff"))
+    events.put("ns/other", _ev("ns", "Pod", "someone-else", "e9", reason="not ours"))
+    assert handled == ["Scheduled"] and coalescer.batches == 0
+    clock.now += 0.025  # the batch is now 35 ms old: the next update hands it over
+    pods.put("ns/p", pod("pod: CrashLoopBackOff"))
+    assert handled == ["Scheduled", "pod: OOMKilled", "BackOff", "pod: CrashLoopBackOff"]
+    assert coalescer.batches == 1 and not reader.done()  # all handled: the reader never woke
+
+    clock.now += 0.01
+    events.put("ns/e3", _ev("ns", "Pod", "p", "e3", reason="Pulled"))
+    assert handled[-1] == "pod: CrashLoopBackOff"  # kept for the next batch
+    assert len(events.objects_for(key)) == 3  # a read hands the batch over first
+    assert handled[-1] == "Pulled"
+    clock.now += 0.01
+    events.put("ns/e4", _ev("ns", "Pod", "p", "e4", reason="Started"))
+    assert handled[-1] == "Pulled"
+    sub.close()  # the spawn ends: the batch is handed over first, nothing is lost
+    assert handled[-1] == "Started"
+    assert await reader is True
+
+
+async def test_pod_status_then_event_keep_their_order_through_a_batch(monkeypatch):
+    from richprogress.coalesce import Coalescer
+    from richprogress.event_index import EventIndex, ObjectWatchers, Subscription
+
+    clock = FakeClock()
+    coalescer = Coalescer(asyncio.get_running_loop(), age=0.03, deadline=10, clock=clock)
+    events, pods = EventIndex(), ObjectWatchers("Pod")
+    install(monkeypatch, coalescer)
+    key = ("ns", "Pod", "p")
+    handled: list[str] = []
+    sub = Subscription()
+    events.subscribe([key], sub)
+    pods.subscribe([key], sub)
+    sub.handler = lambda source, obj: not handled.append(obj["reason"])
+    reader = asyncio.ensure_future(sub.wait(30))
+    await asyncio.sleep(0)
+    pod = {"metadata": {"namespace": "ns", "name": "p", "uid": "u"}}
+    events.put("ns/e1", _ev("ns", "Pod", "p", "e1", reason="Started"))
+    clock.now += 0.01
+    pods.put("ns/p", {**pod, "reason": "OOMKilled (pod status)"})
+    clock.now += 0.01
+    events.put("ns/e2", _ev("ns", "Pod", "p", "e2", reason="BackOff"))
+    clock.now += 0.01
+    pods.put("ns/p", {**pod, "reason": "CrashLoopBackOff (pod status)"})
+    assert handled == ["Started"]
+    await asyncio.sleep(0)
+    coalescer.flush()
+    assert handled == ["Started", "OOMKilled (pod status)", "BackOff", "CrashLoopBackOff (pod status)"]
+    assert coalescer.batches == 1
+    sub.close()
+    assert await reader is True
+
+
+async def test_a_batch_is_handed_over_by_its_deadline_when_no_update_follows(monkeypatch):
+    from richprogress.coalesce import Coalescer
+    from richprogress.event_index import EventIndex
+
+    clock = FakeClock()
+    coalescer = Coalescer(asyncio.get_running_loop(), age=0.03, deadline=0.05, clock=clock)
+    index = EventIndex()
+    install(monkeypatch, coalescer)
+    sub = index.subscribe([("ns", "Pod", "p")])
+    index.put("ns/e1", _ev("ns", "Pod", "p", "e1"))
+    assert len(sub) == 1  # lone: at once (no handler: queued for the reader)
+    index.put("ns/e2", _ev("ns", "Pod", "p", "e2"))  # right after it: kept
+    assert len(sub) == 1
+    assert await sub.wait(2) is True
+    await asyncio.sleep(0.1)  # the deadline's timer (real time) hands the batch over
+    assert [o["metadata"]["uid"] for _s, o in sub.drain()] == ["e1", "e2"]
+    assert coalescer.batches == 1
+    sub.close()
+
+
 async def test_subscription_wait_times_out_and_keeps_one_timer():
     from richprogress.event_index import Subscription
 

@@ -244,6 +244,58 @@ async def test_timeline_is_bounded():
     assert spawner.spawn_timeline.dropped == 1
 
 
+async def test_a_live_reader_reads_only_what_changed_and_wakes_once_per_batch(monkeypatch):
+    """A long timeline (450 records, several tabs) costs a reader what changed: after its
+    replay it never copies the timeline again, and changes handled in one batch reach it in
+    one wake-up, each record once in its latest version."""
+    spawner = make()
+    events: list[dict[str, Any]] = []
+    reader = asyncio.ensure_future(collect(spawner, events))
+    await asyncio.sleep(0)
+    timeline = spawner.spawn_timeline
+    broadcast = spawner._rp_broadcast(timeline)
+    formatter = spawner.event_formatter
+
+    def add(text: str, id: str) -> None:
+        spawner._rp_add_record(timeline, broadcast, formatter.format_message(text, id=id))
+
+    for n in range(450):
+        add(f"step {n}", f"m{n}")
+    broadcast.notify()
+    while len(events) < 450:
+        await asyncio.sleep(0.01)
+
+    def no_full_read() -> Any:
+        raise AssertionError("a live reader copied the whole timeline")
+
+    monkeypatch.setattr(timeline, "records", no_full_read)
+    monkeypatch.setattr(timeline, "snapshot", no_full_read)
+    wakeups = 0
+    waiter = type(broadcast).waiter
+
+    def counting_waiter(self: Any, version: int) -> Any:
+        nonlocal wakeups
+        wakeups += 1
+        return waiter(self, version)
+
+    monkeypatch.setattr(type(broadcast), "waiter", counting_waiter)
+    add("step 3, again", "m3")  # one batch: an update and two new records, one notify
+    add("new one", "n1")
+    add("step 3, once more", "m3")
+    add("new two", "n2")
+    broadcast.notify()
+    broadcast.notify()
+    while len(events) < 453:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
+    assert [e["record"]["message"] for e in events[450:]] == ["new one", "step 3, once more", "new two"]
+    assert wakeups == 1  # one wait, before this batch: the reader now waits for the next
+    monkeypatch.undo()
+    timeline.finish("ready")
+    broadcast.notify()
+    await asyncio.wait_for(reader, 5)
+
+
 @pytest.mark.parametrize(
     "seconds,text", [(0, "+0:00"), (90.7, "+1:30"), (3725, "+1:02:05")], ids=["zero", "minutes", "hours"]
 )

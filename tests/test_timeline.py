@@ -109,3 +109,76 @@ def test_a_failure_is_not_overwritten_by_a_later_stop() -> None:
 )
 def test_parse_timestamp(text: str | None, expected: datetime | None) -> None:
     assert parse_timestamp(text) == expected
+
+
+# -- the change log: what a live reader reads on each wake-up --------------------------------
+
+
+def ids(records: list[EventRecord]) -> list[tuple[str, int]]:
+    return [(r["id"], r["count"]) for r in records]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        pytest.param([], [("a", 1), ("b", 1)], [("a", 1), ("b", 1)], id="new-records-in-order"),
+        pytest.param([("a", 1), ("b", 1)], [("a", 2)], [("a", 2)], id="an-update-only"),
+        pytest.param([("a", 1)], [("a", 2), ("b", 1), ("a", 3)], [("b", 1), ("a", 3)], id="latest-version-once-at-its-latest-change"),
+        pytest.param([("a", 1)], [("a", 1)], [], id="an-identical-repeat-is-no-change"),
+        pytest.param([], [], [], id="nothing"),
+    ],
+)
+def test_changes_since_a_readers_position(
+    before: list[tuple[str, int]], after: list[tuple[str, int]], expected: list[tuple[str, int]]
+) -> None:
+    tl = fixed_clock(T0)
+    for name, count in before:
+        tl.add(record(name, 1, count=count))
+    snapshot, seen = tl.snapshot()
+    assert ids(snapshot) == ids(tl.records()) and seen == tl.change_seq
+    for name, count in after:
+        tl.add(record(name, 1, count=count))
+    changed, now = tl.changes(seen)
+    assert ids(changed) == expected
+    assert now == tl.change_seq
+    assert tl.changes(now) == ([], now)  # caught up: nothing more
+
+
+def test_changes_leave_out_records_dropped_past_the_bound() -> None:
+    tl = SpawnTimeline(started_at=T0, max_records=3, clock=lambda: T0)
+    tl.add(record("r0", 0))
+    _, seen = tl.snapshot()
+    for i in range(1, 6):
+        tl.add(record(f"r{i}", i))
+    changed, _ = tl.changes(seen)
+    assert [r["id"] for r in changed] == ["r3", "r4", "r5"] == [r["id"] for r in tl.records()]
+
+
+def test_the_change_log_stays_small_and_old_positions_still_read_right() -> None:
+    """A crash-looping pod updates a few records thousands of times: the log is compacted
+    (its length stays within a small multiple of the records kept), and a reader that last
+    read long ago still gets each changed record once, in its latest version."""
+    tl = fixed_clock(T0)
+    for name in "abc":
+        tl.add(record(name, 1))
+    _, old_position = tl.snapshot()
+    tl.add(record("d", 1))
+    for count in range(2, 2002):
+        tl.add(record("b", 1, count=count))
+        assert len(tl._log) <= 2 * len(tl.records()) + 65
+    tl.add(record("a", 1, count=2))
+    changed, _ = tl.changes(old_position)
+    assert ids(changed) == [("d", 1), ("b", 2001), ("a", 2)]
+    changed, _ = tl.changes(tl.change_seq - 1)
+    assert ids(changed) == [("a", 2)]
+
+
+def test_add_owned_stores_the_record_itself_and_add_a_copy() -> None:
+    tl = fixed_clock(T0)
+    mine = record("a", 1)
+    mine["since_spawn"] = 1.0
+    stored, changed = tl.add_owned(mine)
+    assert changed and stored is mine
+    given = record("b", 2)
+    stored, _ = tl.add(given)
+    assert stored is not given and stored["since_spawn"] == 2.0 and "since_spawn" not in given
