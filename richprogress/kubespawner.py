@@ -317,7 +317,11 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
             watch_related(pod_events, related_key(self.namespace, self.pod_name), sub, follow)
         objects = await followed_objects(self, self.followed_objects)
         if objects:
-            await watch_followed(self, objects, sub, self._rp_subscribed, follow)
+            try:
+                await watch_followed(self, objects, sub, self._rp_subscribed, follow)
+            except Exception:
+                # the pod's own events are subscribed already: go on without these
+                self.log.exception("richprogress: could not watch events of followed objects for %s", self._log_name)
 
     async def _rp_add_event(self, timeline: SpawnTimeline, broadcast: _Broadcast, event: Mapping[str, Any]) -> bool:
         formatter = self._rp_formatter or self.event_formatter

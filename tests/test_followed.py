@@ -190,6 +190,30 @@ def test_followed_object_defaults():
     assert check_spec({"kind": "JupyterServer"}, "x") == {"kind": "JupyterServer", "name": "{pod_name}"}
 
 
+def _followed_event(ref: str, api_version: str, last: str | None, count: int = 1) -> dict[str, Any]:
+    return {
+        "metadata": {"namespace": "ns", "name": ref, "resourceVersion": str(count)},
+        "involvedObject": {"kind": KIND, "namespace": "ns", "name": "jupyter-a", "apiVersion": api_version},
+        "lastTimestamp": last, "count": count,
+    }  # fmt: skip
+
+
+def test_followed_event_filter_by_version_baseline_and_time():
+    from datetime import datetime, timezone
+
+    from richprogress.followed import FollowedEventFilter, FollowedObject
+
+    follow = FollowedEventFilter(datetime(2026, 11, 30, 12, 0, 0, tzinfo=timezone.utc), skew=5)
+    follow.follow([FollowedObject(KIND, "jupyter-a", "ns", API_VERSION)])
+    known = _followed_event("e1", API_VERSION, "2026-11-30T12:00:01Z")
+    follow.set_baseline([known])
+    assert not follow.shows(known)  # there before the spawn subscribed, unchanged
+    assert follow.shows(_followed_event("e1", API_VERSION, "2026-11-30T12:00:03Z", count=2))  # it repeated
+    assert follow.shows(_followed_event("e2", API_VERSION, "2026-11-30T11:59:56Z"))  # within the skew
+    assert not follow.shows(_followed_event("e3", API_VERSION, "2026-11-30T11:50:00Z"))  # an earlier spawn's
+    assert not follow.shows(_followed_event("e4", "other.example.org/v1", "2026-11-30T12:00:03Z"))  # another kind of that name
+
+
 # -- the related-event index -------------------------------------------------------------------
 
 
