@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-from cluster_fixtures import wait_until
+from cluster_fixtures import pod_body, running_cluster, wait_until
 from test_kubespawner import check_stream, make_spawner, rich_cluster, spawn
 from traitlets import TraitError
 
@@ -322,3 +325,28 @@ async def test_simulated_api_lists_and_watches_the_custom_resource(tmp_path):
                 async with http.get(cluster.url + path) as response:
                     assert response.status == 404
                     assert json.loads(await response.text())["reason"] == "NotFound"
+
+
+async def test_explain_diagnoses_the_operator_error_from_kubectl_events(tmp_path):
+    """What an admin does: ``kubectl get events --field-selector involvedObject.name=<pod>``
+    (the custom object is named like the pod, so its events come along) piped into
+    ``richprogress explain --diagnose``."""
+    async with running_cluster(tmp_path, speed=200) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as http:
+            async with http.post("/api/v1/namespaces/default/pods", json=pod_body("jupyter-erin", scenario="operator-error")) as response:
+                assert response.status == 201
+            await wait_until(lambda: any((e.get("count") or 1) > 1 for e in cluster.store.list("events")))
+            query = {"fieldSelector": "involvedObject.name=jupyter-erin"}
+            async with http.get("/api/v1/namespaces/default/events", params=query) as response:
+                listed = await response.text()
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, "-m", "richprogress.cli", "explain", "--diagnose"],
+        input=listed, capture_output=True, text=True, timeout=60,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert found["summary"].startswith("The controller of JupyterServer jupyter-erin reported an error")
+    assert "exceeded quota: user-quota" in found["summary"]
+    assert found["phase"] == "requested"
