@@ -60,7 +60,7 @@ At the ratio's point (E=30,000, N=300) ours runs ``--repeats`` times (each with 
 base) and the run with the median ``progress`` is reported.
 
 Usage: ``python benchmarks/progress_scaling.py [--quick] [--window SECONDS] [--per-stream K]
-[--repeats R]`` (about 7 minutes; ``--quick``: N = 10 and 300 only). To measure another
+[--repeats R] [--followed-kinds F]`` (about 7 minutes; ``--quick``: N = 10 and 300 only). To measure another
 checkout with the same script, put it first on ``PYTHONPATH``. Where the time goes:
 ``benchmarks/profile_progress.py`` (cProfile on the same rich case).
 The last line is ``ratio_cpu_e30000_n300=<stock progress / ours progress>`` (measured, so
@@ -85,6 +85,10 @@ from typing import Any
 
 NAMESPACE = "default"
 PER_STREAM = 3  # default new events per pending spawn during the window (--per-stream)
+#: --followed-kinds (issue 13): custom kinds each spawner follows (``followed_objects``), each
+#: with its own events reflector holding E/10 old events of other objects of that kind; the
+#: Pod events reflector then also indexes events by their related pod (as by default)
+FOLLOWED_KINDS = 0
 #: ours: the window is cut into this many measured slices, each right after a base slice
 SLICES = 10
 
@@ -277,6 +281,9 @@ async def run_one(
 
     # one config object for all spawners, as JupyterHub passes its own to each spawner
     traits: dict[str, Any] = {"k8s_api_host": "http://127.0.0.1:9", "start_timeout": 3600, "config": Config()}
+    if rich:
+        traits["followed_objects"] = [{"kind": f"Kind{j}", "name": "{pod_name}"} for j in range(FOLLOWED_KINDS)]
+        traits["follow_related_events"] = bool(FOLLOWED_KINDS)
     spawners = [cls(_mock=True, user=fake_user(f"user{i}", i), **traits) for i in range(n_streams)]
 
     # the reflectors, loaded with the namespace's old events, as after their first list
@@ -287,8 +294,19 @@ async def run_one(
 
     background = background_events(n_events)
     if rich:
-        events = make(IndexedEventReflector, fields={"involvedObject.kind": "Pod"})
+        from richprogress.followed import FollowedEventReflector, RelatedPodEventReflector
+
+        events_class = RelatedPodEventReflector if FOLLOWED_KINDS else IndexedEventReflector
+        events = make(events_class, fields={"involvedObject.kind": "Pod"})
         events.adopt(background)
+        for j in range(FOLLOWED_KINDS):
+            kind = f"Kind{j}"
+            followed = make(FollowedEventReflector, fields={"involvedObject.kind": kind})
+            old_ones = background_events(n_events // 10)
+            for event in old_ones.values():
+                event["involvedObject"] = {**event["involvedObject"], "kind": kind, "apiVersion": "example.org/v1"}
+            followed.adopt(old_ones)
+            cls.reflectors[(f"followed-events:{kind}", NAMESPACE)] = followed
         pvc = make(IndexedEventReflector, fields={"involvedObject.kind": "PersistentVolumeClaim"})
         pvc.adopt({})
         pods = make(IndexedPodReflector, labels={"component": "singleuser-server"})
@@ -409,6 +427,10 @@ async def run_one(
     per_read = (time.process_time() - t0) / reads
     demand = n_streams * per_read
 
+    # (issue 13) keys subscribed on the followed kinds' indexes while the spawns run
+    followed_keys = sum(
+        r.index.stats()["subscribed_keys"] for key, r in cls.reflectors.items() if str(key[0]).startswith("followed-")
+    )
     # end the spawns; check what finished spawns leave behind
     done.set_result(None)
     await asyncio.wait(starts, timeout=30)
@@ -425,6 +447,8 @@ async def run_one(
             f" records/finished spawn={max(kept)} (bound {spawners[0].spawn_timeline_max_records})"
             f" outcomes={sorted({s.spawn_timeline.outcome for s in spawners})}"
         )
+        if FOLLOWED_KINDS:
+            notes += f" followed keys subscribed={followed_keys}"
     for task in starts:
         if not task.cancelled():
             task.exception()
@@ -504,7 +528,13 @@ def main(argv: list[str] | None = None) -> int:
         default=3,
         help="runs of ours at E=30,000/N=300 (the ratio's point); the median is used (default 3)",
     )
+    parser.add_argument(
+        "--followed-kinds", type=int, default=0,
+        help="custom kinds each of ours follows (followed_objects), each with its own events reflector (default 0)",
+    )
     args = parser.parse_args(argv)
+    global FOLLOWED_KINDS
+    FOLLOWED_KINDS = args.followed_kinds
     prepare_environment()
 
     window = args.window

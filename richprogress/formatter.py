@@ -29,6 +29,7 @@ from .normalize import (
     normalize_message,
     read_event,
 )
+from .operator_rules import OPERATOR_RULES
 from .records import PHASE_PROGRESS, SEVERITIES, EventRecord
 from .rules import Rule, RuleError, RuleSet, load_rules
 
@@ -45,7 +46,9 @@ def default_rules() -> list[Rule]:
     global _default_rules_cache
     if _default_rules_cache is None:
         # Our callables depend on their groups alone, so their text may be reused.
-        _default_rules_cache = load_rules(DEFAULT_RULES, option="default rules", pure_callables=True)
+        # custom resources' rules first: they only match kinds the defaults do not word
+        rules = [*OPERATOR_RULES, *DEFAULT_RULES]
+        _default_rules_cache = load_rules(rules, option="default rules", pure_callables=True)
     return _default_rules_cache
 
 

@@ -34,9 +34,20 @@ from typing import Any
 
 from kubespawner import KubeSpawner
 from kubespawner.reflector import ResourceReflector
-from traitlets import Bool, Float
+from traitlets import Bool, Callable, Float, List, TraitError, Union, validate
 
 from .event_index import POD, PVC, EventIndex, ObjectKey, Subscription
+from .followed import (
+    FOLLOWED,
+    FollowedEventFilter,
+    RelatedPodEventReflector,
+    check_spec,
+    followed_objects,
+    related_key,
+    reword_related,
+    watch_followed,
+    watch_related,
+)
 from .kube_watch import IndexedEventReflector, IndexedPodReflector
 from .pod_status import STATUS_COMPONENT, container_terminations
 from .records import EventRecord
@@ -93,6 +104,64 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         """,
     )
 
+    # -- followed objects (issue 13; logic in richprogress.followed) -----------------------------
+
+    followed_objects = Union(
+        [List(), Callable()],
+        default_value=[],
+        config=True,
+        help="""
+        Further objects whose events the spawn page shows, besides the pod and its PVC.
+
+        For hubs where something stands between the spawner and the pod: an operator that
+        turns a custom resource into the pod, a controller that prepares storage or
+        credentials. Each entry names a kind, optionally its ``api_version``
+        (``group/version``; events of that kind with another apiVersion are skipped), and a
+        ``name`` template (default ``{pod_name}``) using ``{pod_name}``, ``{pvc_name}``,
+        ``{namespace}`` and KubeSpawner's own fields (``{username}``, ``{servername}``,
+        ``{user_server}``, ...). Or a callable that takes the spawner and returns such a
+        list (it may be async).
+
+        Events come from one extra events watch per kind (field selector
+        ``involvedObject.kind``), indexed like the pod's: no polling, and no new
+        permission (the hub already lists and watches events).
+
+        Example::
+
+            c.RichKubeSpawner.followed_objects = [
+                {"kind": "JupyterServer", "api_version": "hub.example.org/v1alpha1",
+                 "name": "{pod_name}"},
+                {"kind": "Certificate", "name": "{username}-tls"},
+            ]
+
+            def follow(spawner):
+                return [{"kind": "Workspace", "name": spawner.user_options.get("ws", "")}]
+            c.RichKubeSpawner.followed_objects = follow
+        """,
+    )
+
+    @validate("followed_objects")
+    def _check_followed_objects(self, proposal: Any) -> Any:
+        value = proposal["value"]
+        if callable(value):
+            return value
+        try:
+            return [check_spec(spec, f"RichKubeSpawner.followed_objects[{i}]") for i, spec in enumerate(value)]
+        except ValueError as e:
+            raise TraitError(str(e)) from None
+
+    follow_related_events = Bool(
+        True,
+        config=True,
+        help="""
+        Also show events about other objects that name the user's pod as ``related``.
+
+        E.g. the scheduler's ``Preempted`` on a placeholder pod that made room for the
+        user's pod. These are Pod events the hub watches already; they are only indexed
+        by their ``related`` pod too.
+        """,
+    )
+
     def _default_waiting_for(self) -> dict[str, str]:
         return {
             "requested": "a machine to run your server",
@@ -111,7 +180,8 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
     async def _start_watching_events(self, replace: bool = False) -> Any:
         reflector = await self._start_reflector(
             kind="events",
-            reflector_class=IndexedEventReflector,
+            # (issue 13) also indexes events by their related pod
+            reflector_class=RelatedPodEventReflector if self.follow_related_events else IndexedEventReflector,
             fields={"involvedObject.kind": POD},
             omit_namespace=self.enable_user_namespaces,
             replace=replace,
@@ -196,6 +266,8 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
     _rp_subscribed: list[EventIndex] | None = None
     #: container terminations made into records this spawn: uid -> (count, first time)
     _rp_terminations: dict[str, tuple[int, Any]] | None = None
+    #: which followed objects' and related events are this spawn's (issue 13)
+    _rp_follow: FollowedEventFilter | None = None
 
     def _rp_keys(self) -> tuple[ObjectKey, ObjectKey]:
         return ((self.namespace, POD, self.pod_name), (self.namespace, PVC, self.pvc_name))
@@ -205,6 +277,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         self._rp_filter = StaleEventFilter(timeline.started_at, skew=self.event_clock_skew)
         self._rp_terminations = {}
         self._rp_subscribed = []
+        self._rp_follow = FollowedEventFilter(timeline.started_at, skew=self.event_clock_skew)
         subscribed = self._rp_subscribed
 
         async def close() -> None:
@@ -234,6 +307,21 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
                 self._rp_filter.set_baseline(pvc_events.index.objects_for(pvc_key))
             pvc_events.index.subscribe([pvc_key], sub)
             self._rp_subscribed.append(pvc_events.index)
+        await self._rp_subscribe_followed(sub, events.index)
+
+    async def _rp_subscribe_followed(self, sub: Subscription, pod_events: EventIndex) -> None:
+        """(issue 13) Subscribe to followed objects' events and to events related to our pod."""
+        follow = self._rp_follow
+        assert self._rp_subscribed is not None and follow is not None
+        if self.follow_related_events:
+            watch_related(pod_events, related_key(self.namespace, self.pod_name), sub, follow)
+        objects = await followed_objects(self, self.followed_objects)
+        if objects:
+            try:
+                await watch_followed(self, objects, sub, self._rp_subscribed, follow)
+            except Exception:
+                # the pod's own events are subscribed already: go on without these
+                self.log.exception("richprogress: could not watch events of followed objects for %s", self._log_name)
 
     async def _rp_add_event(self, timeline: SpawnTimeline, broadcast: _Broadcast, event: Mapping[str, Any]) -> bool:
         formatter = self._rp_formatter or self.event_formatter
@@ -301,6 +389,13 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         spawn_filter = self._rp_filter
         if spawn_filter is None:
             return False
+        if source == FOLLOWED:  # (issue 13) a followed object's or related event
+            follow = self._rp_follow
+            if follow is None or not follow.shows(obj):
+                return False
+            formatter = self._rp_formatter or self.event_formatter
+            record = reword_related(await formatter.format_event_async(obj, self), obj, self.pod_name)
+            return self._rp_add_record(timeline, broadcast, record)
         if source == "object":
             spawn_filter.saw_pod(obj)
             if spawn_filter.new_uid is None or (obj.get("metadata") or {}).get("uid") != spawn_filter.new_uid:

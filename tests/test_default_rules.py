@@ -12,6 +12,7 @@ import pytest
 
 from richprogress.default_rules import human_duration, human_size, memory_words
 from richprogress.formatter import EventFormatter
+from richprogress.operator_rules import OPERATOR_RULES
 from richprogress.records import PHASE_NAMES, SEVERITIES
 from richprogress.scheduling import summarize_scheduling
 
@@ -642,6 +643,8 @@ def test_every_default_rule_has_a_case(formatter: EventFormatter) -> None:
     covered = {formatter.format_event(case.values[0])["rule"] for case in CASES}
     # A new rule without a real event in this table is noticed here.
     untested = {rule.id for rule in formatter.ruleset.rules} - covered
+    # the rules for custom resources have their table in test_followed.py (issue 13)
+    untested -= {rule["id"] for rule in OPERATOR_RULES}
     assert untested == set()
 
 

@@ -175,6 +175,10 @@ SCENARIO_TABLE = {
         ["Scheduled", "Pulling", "Failed", "Failed", "BackOff", "Failed", "Pulled", "Created", "Started"],
         True,
     ),
+    # events of the pod's JupyterServer custom resource first (issue 13)
+    "operator": (["Reconciling", "Created", "Created", "Reconciled", "Scheduled", "Pulling", "Pulled",
+                  "Created", "Started"], True),
+    "operator-error": (["Reconciling", "ReconcileError"], False),
 }
 
 
@@ -200,7 +204,9 @@ def _check_event_shape(event, namespace="default"):
     stamp = event["lastTimestamp"] or event["eventTime"]
     assert stamp and stamp.endswith("Z")
     involved = event["involvedObject"]
-    assert involved["kind"] in ("Pod", "PersistentVolumeClaim")
+    assert involved["kind"] in ("Pod", "PersistentVolumeClaim", "JupyterServer")
+    if involved["kind"] == "JupyterServer":  # the custom resource, which the API serves
+        assert involved["apiVersion"] == "demo.richprogress.org/v1alpha1"
     assert {"namespace", "name", "uid", "apiVersion"} <= set(involved)
     assert event["reportingComponent"]
     assert isinstance(event["source"], dict)

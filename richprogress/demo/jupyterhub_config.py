@@ -136,6 +136,18 @@ c.KubeSpawner.profile_list = [
         "Out of memory",
         "The server starts, runs out of memory and is killed.",
     ),
+    _scenario(
+        "operator",
+        "Operator",
+        "An operator reconciles a JupyterServer custom resource and reports on it before "
+        "the pod's own events.",
+    ),
+    _scenario(
+        "operator-error",
+        "Operator error",
+        "The operator cannot create the pod (a quota refuses it): the spawn times out and "
+        "the page names the operator's error.",
+    ),
     {
         **_scenario(
             "custom-image",
@@ -164,6 +176,11 @@ c.KubeSpawner.profile_list = [
             }
         },
     },
+]
+
+# The operator scenarios report on the pod's JupyterServer custom resource: follow its events.
+c.RichKubeSpawner.followed_objects = [
+    {"kind": "JupyterServer", "api_version": "demo.richprogress.org/v1alpha1", "name": "{pod_name}"},
 ]
 
 # -- extra settings from DemoHub(extra_config=...), loaded last so they win ------------------

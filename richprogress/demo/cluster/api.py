@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from .custom import CUSTOM_RESOURCES, api_version_of
 from .selectors import SelectorError, parse_field_selector, parse_label_selector
 from .store import RESOURCES, Conflict, NotFound, Obj, ObjectStore, TooOld, Watcher
 
@@ -86,6 +87,12 @@ class KubeAPI:
         r.add_post("/api/v1/namespaces/{namespace}/{resource}", self.create)
         r.add_get("/api/v1/namespaces/{namespace}/{resource}/{name}", self.get_one)
         r.add_delete("/api/v1/namespaces/{namespace}/{resource}/{name}", self.delete)
+        # custom resources (custom.py): same handlers; _resource checks group and version
+        r.add_get("/apis/{group}/{version}/{resource}", self.collection)
+        r.add_get("/apis/{group}/{version}/namespaces/{namespace}/{resource}", self.collection)
+        r.add_post("/apis/{group}/{version}/namespaces/{namespace}/{resource}", self.create)
+        r.add_get("/apis/{group}/{version}/namespaces/{namespace}/{resource}/{name}", self.get_one)
+        r.add_delete("/apis/{group}/{version}/namespaces/{namespace}/{resource}/{name}", self.delete)
         self.app.router.add_route("*", "/{tail:.*}", self.unknown)
         self.closing = False
 
@@ -98,7 +105,13 @@ class KubeAPI:
     # -- helpers ---------------------------------------------------------------------
     def _resource(self, request: web.Request) -> str | None:
         resource = request.match_info["resource"]
-        return resource if resource in RESOURCES else None
+        if resource not in RESOURCES:
+            return None
+        group = request.match_info.get("group")
+        if group is None:  # /api/v1/: core resources only
+            return None if resource in CUSTOM_RESOURCES else resource
+        wanted = CUSTOM_RESOURCES.get(resource)
+        return resource if wanted == (group, request.match_info.get("version")) else None
 
     def ensure_namespace(self, namespace: str) -> None:
         """Namespaces spring into existence on first use (a permissive simulated cluster)."""
@@ -140,7 +153,7 @@ class KubeAPI:
         head = json.dumps(
             {
                 "kind": _list_kind(resource),
-                "apiVersion": "v1",
+                "apiVersion": api_version_of(resource),
                 "metadata": {"resourceVersion": self.store.resource_version},
             }
         )

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import custom
 from .events import build_event, repeat_event
 from .notebook import NotebookStandIn, pod_env
 from .scenarios import (
@@ -204,6 +205,10 @@ class SimulatedKubelet:
             involved_name, involved_uid = run.name, run.uid
             pod = self.store.find("pods", run.namespace, run.name)
             involved_rv = pod["metadata"]["resourceVersion"] if pod else ""
+        elif obj_kind == custom.KIND:
+            server = self._custom_object(run)
+            involved_name, involved_uid = run.name, server["metadata"]["uid"]
+            involved_rv = server["metadata"]["resourceVersion"]
         else:
             involved_name = values["claim"]
             pvc = self.store.find("persistentvolumeclaims", run.namespace, involved_name)
@@ -214,7 +219,7 @@ class SimulatedKubelet:
             "namespace": run.namespace,
             "name": involved_name,
             "uid": involved_uid,
-            "apiVersion": "v1",
+            "apiVersion": custom.API_VERSION if obj_kind == custom.KIND else "v1",
             "resourceVersion": involved_rv,
         }
         if "fieldPath" in spec:
@@ -236,6 +241,16 @@ class SimulatedKubelet:
         if key:
             run.events[key] = (run.namespace, created["metadata"]["name"])
         return created
+
+    def _custom_object(self, run: PodRun) -> Obj:
+        """The pod's ``JupyterServer`` (custom.py), created when a scenario first reports on it."""
+        found = self.store.find(custom.PLURAL, run.namespace, run.name)
+        if found is not None:
+            return found
+        pod = self.store.get("pods", run.namespace, run.name)
+        return self.store.create(
+            custom.PLURAL, custom.server_object(pod, run.values["image"], run.values["user"])
+        )
 
     # -- pod status ------------------------------------------------------------------
     async def _apply_pod(self, run: PodRun, change: dict[str, Any]) -> None:
@@ -445,8 +460,9 @@ class SimulatedKubelet:
             run.ip = None
 
     def _collect_garbage(self, namespace: str, uid: str) -> None:
-        # Services and secrets owned by the pod go with it, as Kubernetes' GC does.
-        for resource in ("services", "secrets"):
+        # Services, secrets and the JupyterServer owned by the pod go with it, as
+        # Kubernetes' GC does (with an operator the owner is the other way round).
+        for resource in ("services", "secrets", custom.PLURAL):
             for obj in self.store.list(resource, namespace):
                 owners = obj["metadata"].get("ownerReferences") or []
                 if any(owner.get("uid") == uid for owner in owners):

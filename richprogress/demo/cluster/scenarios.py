@@ -136,8 +136,8 @@ def validate(data: Any, where: str) -> Scenario:
                     _check_template(f"{ev_where}.{key}", event[key], known)
             if event.get("type", "Normal") not in ("Normal", "Warning"):
                 raise _fail(f"{ev_where}.type", "must be Normal or Warning")
-            if event.get("object", "Pod") not in ("Pod", "PersistentVolumeClaim"):
-                raise _fail(f"{ev_where}.object", "must be Pod or PersistentVolumeClaim")
+            if event.get("object", "Pod") not in ("Pod", "PersistentVolumeClaim", "JupyterServer"):
+                raise _fail(f"{ev_where}.object", "must be Pod, PersistentVolumeClaim or JupyterServer")
             if event.get("api", "core") not in ("core", "events.k8s.io"):
                 raise _fail(f"{ev_where}.api", "must be core or events.k8s.io")
         if "pod" in step:

@@ -30,6 +30,8 @@ RESOURCES: dict[str, tuple[str, bool]] = {
     "services": ("Service", True),
     "secrets": ("Secret", True),
     "namespaces": ("Namespace", False),
+    # the CRD-style custom resource (custom.py), served under /apis/<group>/<version>/
+    "jupyterservers": ("JupyterServer", True),
 }
 
 

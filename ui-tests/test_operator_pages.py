@@ -1,0 +1,75 @@
+"""Operator-based spawns in the browser (issue 13): the custom resource's events on the page.
+
+The demo hub follows the ``JupyterServer`` custom resource (``followed_objects`` in
+``richprogress/demo/jupyterhub_config.py``); the simulated cluster's controller reports on
+it before the pod's own events (``operator``) or fails (``operator-error``).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+# Keeps what each row's pills said in sessionStorage (same origin, so it outlives the
+# redirect to the server): a quick spawn replaces the pending page within a fraction of a
+# second, before a test could read the rows.
+RECORD_ROWS = """
+(() => {
+  const seen = () => JSON.parse(sessionStorage.getItem("rp-seen") || "[]");
+  new MutationObserver(() => {
+    const log = document.getElementById("progress-log");
+    if (!log) return;
+    const rows = [...log.querySelectorAll(".progress-log-event")].map((row) => {
+      const object = row.querySelector(".rp-pill-object");
+      const message = row.querySelector(".rp-message") || row;
+      return [object ? object.textContent : "", message.textContent];
+    });
+    if (rows.length > seen().length) sessionStorage.setItem("rp-seen", JSON.stringify(rows));
+  }).observe(document, {childList: true, subtree: true});
+})();
+"""
+
+
+def test_operator_rows_show_the_custom_object_before_the_pod(hub_page) -> None:
+    page = hub_page.page
+    page.context.add_init_script(RECORD_ROWS)
+    hub_page.spawn("operator")
+    page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"))
+    rows = page.evaluate("JSON.parse(sessionStorage.getItem('rp-seen') || '[]')")
+    rows = [row for row in rows if row[0]]  # rows about an object (not "Server requested")
+    objects = [obj for obj, _message in rows]
+    pod = f"jupyter-{hub_page.username}"
+    # the controller's four rows, then the pod's own
+    assert objects[:5] == [f"JupyterServer {pod}"] * 4 + [f"Pod {pod}"], rows
+    assert rows[0][1].startswith(f"The controller is working on JupyterServer {pod}"), rows
+    assert rows[1][1].startswith(f"The controller of JupyterServer {pod} created Pod {pod}"), rows
+    assert hub_page.dialogs == []
+
+
+def test_operator_error_is_named_live_and_after_reload(hub_page, images_dir) -> None:
+    page = hub_page.page
+    hub_page.spawn("operator-error")
+    pod = f"jupyter-{hub_page.username}"
+    # while pending: the controller's rows, with the custom object in the object pill
+    error_row = hub_page.rows().filter(has_text="reported an error").first
+    expect(error_row).to_be_visible()
+    expect(error_row.locator(".rp-pill-object")).to_have_text(f"JupyterServer {pod}")
+    expect(error_row).to_contain_text("exceeded quota: user-quota")
+    page.screenshot(path=str(images_dir / "operator-error-pending.png"))
+
+    # the spawn times out; the diagnosis names the controller's error, live and after a reload
+    expect(page.locator("#rp-failure")).to_be_visible()
+    expect(page.locator("#rp-failure-summary")).to_contain_text("exceeded quota: user-quota")
+    page.reload()
+    expect(page.locator("#richprogress-failed")).to_be_visible()
+    expect(page.locator("#rp-summary")).to_contain_text(f"The controller of JupyterServer {pod} reported an error")
+    expect(page.locator("#rp-summary")).to_contain_text("exceeded quota: user-quota")
+    decisive = page.locator("#rp-timeline .rp-decisive")
+    expect(decisive).to_have_count(1)
+    expect(decisive.locator(".rp-pill-object")).to_have_text(f"JupyterServer {pod}")
+    page.screenshot(path=str(images_dir / "operator-error-after-reload.png"))
+    assert hub_page.dialogs == []
