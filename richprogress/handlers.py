@@ -32,6 +32,8 @@ from jupyterhub.scopes import needs_scope
 from tornado import web
 
 from . import paths
+from .history_handlers import history_handlers
+from .history_pages import stored_timeline
 from .web_context import STATIC_PREFIX, static_url, timeline_payload, timeline_report_text
 
 __all__ = [
@@ -76,6 +78,8 @@ class TimelineAPIHandler(APIHandler):
             raise web.HTTPError(404, "No such server")
         spawner = user.spawners[server_name]
         timeline = getattr(spawner, "spawn_timeline", None)
+        if timeline is None:  # replaced spawner, or a hub restart: the last stored spawn
+            timeline = await self._stored(user, server_name)
         if timeline is None:
             raise web.HTTPError(404, "No spawn timeline for this server")
         self.set_header("Cache-Control", "no-cache")
@@ -99,6 +103,11 @@ class TimelineAPIHandler(APIHandler):
         else:
             raise web.HTTPError(400, "format must be 'json' or 'text'")
 
+    async def _stored(self, user: Any, server_name: str) -> Any:
+        from .history import history_for_user
+
+        return await history_for_user(user).run(stored_timeline, user, server_name)
+
     def _hub_url(self) -> str:
         return f"{self.request.protocol}://{self.request.host}{self.hub.base_url}"
 
@@ -119,4 +128,6 @@ default_handlers: list[tuple[Any, ...]] = [
     (_USER + r"/timeline\.txt", TimelineTextAPIHandler),
     (_SERVER + r"/timeline", TimelineAPIHandler),
     (_SERVER + r"/timeline\.txt", TimelineTextAPIHandler),
+    # the spawn history: a server's past spawns, the admin's failures page
+    *history_handlers,
 ]

@@ -34,6 +34,7 @@ from traitlets.config import LoggingConfigurable
 from .event_index import Subscription
 from .records import PHASE_NAMES, PHASE_PROGRESS, EventRecord
 from .report import format_clock
+from .spawn_events import spawn_ended
 from .timeline import DEFAULT_MAX_RECORDS, SpawnTimeline, isoformat_z, parse_timestamp, utcnow
 
 #: A pump source's clean-up, returned by ``_rp_open_feed``.
@@ -294,11 +295,13 @@ class RichProgressMixin(LoggingConfigurable):
             await self._rp_stop_pump(pump, sub)
             timeline.finish("failed", self._rp_failure_message(exc, timeline))
             broadcast.notify()
+            spawn_ended(self, timeline)  # the history (and later metrics) hear of it
             raise
         self._rp_in_start = False
         await self._rp_stop_pump(pump, sub)
         timeline.finish("ready")
         broadcast.notify()
+        spawn_ended(self, timeline)
         return result
 
     async def stop(self, now: bool = False) -> Any:
@@ -308,6 +311,7 @@ class RichProgressMixin(LoggingConfigurable):
         if timeline is not None and timeline.outcome == "pending" and not self._rp_in_start:
             timeline.finish("failed", "The server was stopped before it was ready.")
             self._rp_broadcast(timeline).notify()
+            spawn_ended(self, timeline)
         return await super().stop(now=now)  # type: ignore[misc]
 
     # -- the pump (the timeline's only writer) ---------------------------------------------------

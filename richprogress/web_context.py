@@ -17,10 +17,11 @@ from typing import Any
 from jupyterhub.utils import url_escape_path, url_path_join
 
 from . import paths
+from .ago import time_ago
 from .diagnose import diagnose, fold_records, is_fold, step_durations
 from .records import PHASE_LABELS, SEVERITIES
 from .report import format_clock, format_duration, render_report_text
-from .timeline import SpawnTimeline, parse_timestamp
+from .timeline import SpawnTimeline, parse_timestamp, utcnow
 
 #: rows of the folded timeline on the failure page: with the summary, the facts and the
 #: buttons this fits a 1280x800 screenshot
@@ -193,6 +194,9 @@ class FailureView:
     #: the person looking is the server's owner ("Your server ..."); else an admin or a
     #: shared-access user is looking, and the page names the owner instead
     viewer_is_owner: bool = False
+    #: when the spawn ended (ISO 8601) and how long ago that was ("2 hours ago")
+    ended_iso: str | None = None
+    ended_ago: str = ""
 
 
 def failure_view(
@@ -254,6 +258,8 @@ def failure_view(
         ),
         timeline_url=timeline_api_path(hub_base_url, user_name, server_name),
         viewer_is_owner=viewer_name is not None and viewer_name == user_name,
+        ended_iso=timeline.to_dict()["finished"],
+        ended_ago=time_ago(finished, utcnow()) if finished else "",
     )
 
 
