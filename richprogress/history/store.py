@@ -616,7 +616,7 @@ def driver_url(url: str) -> str:
     try:
         from sqlalchemy.dialects import registry
 
-        registry.load("postgresql").import_dbapi()  # type: ignore[attr-defined]
+        registry.load("postgresql").import_dbapi()
         return url
     except Exception:
         pass
