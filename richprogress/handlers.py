@@ -16,6 +16,19 @@ Routes, relative to the hub prefix (``{base_url}hub/``), collected in ``default_
 ``GET api/richprogress/users/{user}/servers/{server_name}/timeline.txt``
     The same plain-text report.
 
+The spawn history's routes (``richprogress.history_handlers`` documents them):
+
+``GET api/richprogress/users/{user}/spawns``
+``GET api/richprogress/users/{user}/servers/{server_name}/spawns``
+    A server's finished spawns, newest first (paginated).
+``GET api/richprogress/users/{user}/spawns/{id}``
+``GET api/richprogress/users/{user}/servers/{server_name}/spawns/{id}``
+    One stored spawn, as the timeline JSON.
+``GET richprogress/failed/{user}``, ``richprogress/failed/{user}/{server_name}``
+    A server's failure page from its last stored spawn.
+``GET richprogress/failures``
+    The admin's page of recent failed spawns.
+
 The timeline routes need ``read:servers`` on that user's server, the scope that guards
 JupyterHub's own progress API: the owner and admins can read it; another user gets 404
 (JupyterHub answers "no access" and "no such thing" alike), a token without the scope 403.

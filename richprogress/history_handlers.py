@@ -11,6 +11,9 @@ Routes (relative to the hub prefix), added to ``richprogress.handlers.default_ha
 ``GET api/richprogress/users/{user}[/servers/{server_name}]/spawns/{id}``
     One spawn: the JSON the timeline endpoint gives, plus ``id``, ``profile_slug``,
     ``profile_name``, ``facts`` and ``steps``.
+``GET richprogress/failed/{user}[/{server_name}]``
+    A server's failure page (``not_running.html``) from its last stored spawn; the link
+    the notices and the admin page give. Same scope as the API routes.
 ``GET richprogress/failures``
     The admin page: recent failed spawns across users, filterable by ``?cause=``, with
     counts by cause over the last day and week. For admins and holders of ``read:servers``
@@ -29,6 +32,7 @@ from typing import Any
 from jupyterhub.apihandlers import APIHandler
 from jupyterhub.handlers import BaseHandler
 from jupyterhub.scopes import Scope, needs_scope
+from jupyterhub.utils import url_escape_path, url_path_join
 from tornado import web
 from tornado.httputil import url_concat
 
@@ -113,6 +117,34 @@ class DefaultServerSpawnAPIHandler(SpawnAPIHandler):
         await self._serve(user_name, "", spawn_id)
 
 
+class FailurePageHandler(BaseHandler):
+    """A server's failure page from the stored spawn. One and only purpose: render
+    ``not_running.html`` for a server whose spawner JupyterHub no longer holds.
+
+    JupyterHub's own failure page (``spawn-pending``) answers 404 for a named server once
+    the spawn form replaced its failed spawner; this one reads the history instead, so the
+    notices' and the admin page's links always land on the failure.
+    """
+
+    @web.authenticated
+    @needs_scope("read:servers")
+    async def get(self, user_name: str, server_name: str = "") -> None:
+        user = self.find_user(user_name)
+        if user is None:
+            raise web.HTTPError(404, "No such user")
+        spawn_url = url_path_join(
+            self.hub.base_url, "spawn", user.escaped_name, url_escape_path(server_name or "")
+        )
+        html = await self.render_template(
+            "not_running.html",
+            user=user,
+            server_name=server_name or "",
+            spawn_url=spawn_url,
+            failed=False,
+        )
+        self.finish(html)
+
+
 class FailuresHandler(BaseHandler):
     """The admin's page of recent failed spawns. One and only purpose: render it."""
 
@@ -156,4 +188,6 @@ history_handlers: list[tuple[Any, ...]] = [
     (_USER + r"/spawns/(-?\d+)", DefaultServerSpawnAPIHandler),
     (_SERVER + r"/spawns/(-?\d+)", SpawnAPIHandler),
     (r"/richprogress/failures", FailuresHandler),
+    (r"/richprogress/failed/([^/]+)", FailurePageHandler),
+    (r"/richprogress/failed/([^/]+)/([^/]*)", FailurePageHandler),
 ]

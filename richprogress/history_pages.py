@@ -1,9 +1,9 @@
 """What the pages show from the spawn history: the stored failure page, the one-line
 notice on the home page and the spawn form, the admin's failures page.
 
-One and only purpose: turn stored spawns into plain data for templates (the ``rp_history``
-template variable, added by ``richprogress.setup``) and handlers. Jinja autoescapes it;
-no HTML is built here.
+One and only purpose: turn stored spawns into plain data for templates (as
+``richprogress.history`` in templates, see ``web_context.TemplateHelpers``) and handlers.
+Jinja autoescapes it; no HTML is built here.
 """
 
 from __future__ import annotations
@@ -19,15 +19,14 @@ from .records import PHASE_LABELS
 from .timeline import SpawnTimeline, parse_timestamp, utcnow
 from .web_context import FailureView, failure_view, utc_text
 
-#: the template variable our templates read the history through
-TEMPLATE_VAR = "rp_history"
-
 
 def failure_page_url(hub_base_url: str, user_name: str, server_name: str) -> str:
-    """The page that shows a server's failure (JupyterHub's spawn-pending URL)."""
-    return url_path_join(
-        hub_base_url, "spawn-pending", url_escape_path(user_name), url_escape_path(server_name)
-    )
+    """The page that shows a server's stored failure (``FailurePageHandler``).
+
+    Not JupyterHub's ``spawn-pending`` URL: that one is 404 for a named server once the
+    spawn form replaced its failed spawner."""
+    parts = [url_escape_path(user_name)] + ([url_escape_path(server_name)] if server_name else [])
+    return url_path_join(hub_base_url, "richprogress/failed", *parts)
 
 
 def _busy(user: Any, server_name: str) -> bool:
@@ -62,7 +61,7 @@ def notice_for(spawn: dict[str, Any], hub_base_url: str, user_name: str) -> dict
 
 
 class HistoryHelpers:
-    """The ``rp_history`` variable of our templates."""
+    """``richprogress.history`` in our templates."""
 
     def __init__(self, viewer_name: str | None = None) -> None:
         self.viewer_name = viewer_name
@@ -102,12 +101,6 @@ class HistoryHelpers:
         ]
         failed.sort(key=lambda s: s.get("finished_at") or "", reverse=True)
         return [notice_for(spawn, hub_base_url, user.name) for spawn in failed[:5]]
-
-
-def history_helpers(current_user: Any = None) -> HistoryHelpers:
-    """``template_vars`` value: JupyterHub calls it per page with the logged-in user."""
-    name = getattr(current_user, "name", None)
-    return HistoryHelpers(name if isinstance(name, str) else None)
 
 
 def failures_page_data(

@@ -31,8 +31,6 @@ from traitlets.config import Config, LazyConfigValue
 
 from . import history, paths
 from .handlers import default_handlers
-from .history_pages import TEMPLATE_VAR as HISTORY_VAR
-from .history_pages import history_helpers
 from .web_context import template_helpers
 
 #: the template variable our templates read
@@ -80,11 +78,10 @@ def setup(c: Config) -> None:
             hub.extra_handlers = list(extra) + missing
 
     template_vars = hub.template_vars
-    ours_vars = {TEMPLATE_VAR: template_helpers, HISTORY_VAR: history_helpers}
     if isinstance(template_vars, LazyConfigValue):
-        template_vars.update(ours_vars)
+        template_vars.update({TEMPLATE_VAR: template_helpers})
     else:
-        hub.template_vars = {**template_vars, **ours_vars}
+        hub.template_vars = {**template_vars, TEMPLATE_VAR: template_helpers}
 
     # keep every finished spawn in the spawn history (c.SpawnHistory)
     history.enable()

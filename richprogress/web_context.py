@@ -311,6 +311,13 @@ class TemplateHelpers:
     def static_url(self, hub_base_url: str, name: str) -> str:
         return static_url(hub_base_url, name)
 
+    @property
+    def history(self) -> Any:
+        """The spawn history's page helpers (``richprogress.history_pages``)."""
+        from .history_pages import HistoryHelpers  # it imports this module
+
+        return HistoryHelpers(self.viewer_name)
+
     def pending_data(
         self, spawner: Any, user: Any, hub_base_url: str, progress_url: str
     ) -> dict[str, Any]:

@@ -82,7 +82,7 @@ def test_template_path_holds_our_overrides() -> None:
 
 def test_handlers_are_exported_for_hand_wiring() -> None:
     routes = [h[0] for h in handlers.default_handlers]
-    assert all(r.startswith(("/api/richprogress/", "/richprogress/static/")) for r in routes)
+    assert all(r.startswith(("/api/richprogress/", "/richprogress/")) for r in routes)
     # routes are relative to the hub prefix: JupyterHub prepends {base_url}hub/
     assert not any(r.startswith("/hub/") for r in routes)
 
