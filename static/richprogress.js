@@ -38,6 +38,9 @@
 //   Test hook: window.richprogressPage.reconnect() (pending page) closes the event stream
 //              and opens a new one; the hub replays the spawn, rows must not double.
 
+// spawn history (issue 10): say "Lost contact with the hub" instead of ticking forever
+import { ContactWatch } from "./connection.js";
+
 // -- the vocabulary: must equal richprogress/records.py (tests/test_vocabulary_js.py) ----
 export const SEVERITIES = ["info", "warning", "error"];
 export const PHASES = [
@@ -219,6 +222,7 @@ class PendingPage {
     this.setProgress(this.data.progress || 0);
     this.tick();
     this.timer = window.setInterval(() => this.tick(), 1000);
+    this.contact = new ContactWatch(this);
     this.connect();
     this.wireStop();
   }
@@ -305,6 +309,7 @@ class PendingPage {
     // EventSource reconnects by itself; the hub replays the spawn's events from the start,
     // and rows keyed by record id make the replay update rows instead of adding them.
     this.source = new EventSource(this.data.progressUrl);
+    this.contact.follow(this.source);
     this.source.onmessage = (e) => {
       let evt;
       try {
