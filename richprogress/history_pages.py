@@ -60,6 +60,11 @@ def notice_for(spawn: dict[str, Any], hub_base_url: str, user_name: str) -> dict
     }
 
 
+#: seconds a page (rendered on the hub's event loop) waits for a database that is not yet
+#: connected; past it the page shows what memory holds
+PAGE_WAIT = 1.0
+
+
 class HistoryHelpers:
     """``richprogress.history`` in our templates."""
 
@@ -73,7 +78,7 @@ class HistoryHelpers:
         if _busy(user, server_name):
             return None
         try:
-            spawn = history_for_user(user).last_spawn(user.name, server_name)
+            spawn = history_for_user(user).last_spawn(user.name, server_name, wait=PAGE_WAIT)
         except Exception:  # the page must render even if the store misbehaves
             return None
         if spawn is None or spawn.get("outcome") != "failed":
@@ -91,7 +96,7 @@ class HistoryHelpers:
         """One notice per server of ``user`` whose last start failed (and that is not
         running or starting now), newest first."""
         try:
-            last = history_for_user(user).last_by_server(user.name)
+            last = history_for_user(user).last_by_server(user.name, wait=PAGE_WAIT)
         except Exception:
             return []
         failed = [

@@ -368,3 +368,30 @@ def test_spawn_facts_read_the_node_from_the_pod() -> None:
     facts = spawn_facts(spawner)
     assert facts["node"] == "node-7"
     assert facts["images"] == ["busybox:1", "quay.io/x:1"]
+
+
+def test_a_page_never_waits_long_for_a_database_that_does_not_answer(clock: Clock) -> None:
+    """A server that accepts connections and never speaks (a hung PostgreSQL): the page
+    helpers' reads return within their ``wait``, and ending a spawn does not wait at all."""
+    import socket
+    import time
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    port = silent.getsockname()[1]
+    store = SpawnHistory(clock=clock, url=f"postgresql+psycopg2://rp@127.0.0.1:{port}/rp")
+    try:
+        t = time.monotonic()
+        end_spawn(store)  # queues the write; the writer thread is the one that hangs
+        assert time.monotonic() - t < 0.2
+        t = time.monotonic()
+        spawn = store.last_spawn("alice", wait=0.5)
+        assert time.monotonic() - t < 1.0
+        assert spawn is not None and spawn["id"] < 0  # from memory
+        t = time.monotonic()
+        assert store.last_by_server("bob", wait=0.5) == {}
+        assert time.monotonic() - t < 1.0
+    finally:
+        silent.close()
+        store.close()

@@ -6,7 +6,7 @@ One and only purpose: define the two tables and bring a database to ``SCHEMA_VER
   tables below. A database without it is new: the tables are created and the version set.
 - ``richprogress_spawns`` holds one row per finished spawn. What pages filter and sort by
   is in columns (with the indexes those queries use); the rest (records, steps, facts) is
-  one JSON text column, read only when a single spawn is shown.
+  one column of zlib-compressed JSON, read only when a single spawn is shown.
 
 Upgrades: a release that changes the tables raises ``SCHEMA_VERSION`` and adds a function
 to ``MIGRATIONS`` that takes a connection from version N to N + 1 (in one transaction).
@@ -25,6 +25,7 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -66,13 +67,17 @@ spawns_table = Table(
     Column("cause", String(255)),
     Column("failure_message", Text),
     Column("elapsed", Float),
-    # records, steps, facts, dropped, progress: JSON, read only when one spawn is shown
-    Column("payload", Text, nullable=False),
+    # records, steps, facts, dropped, progress: zlib-compressed JSON, read only when one
+    # spawn is shown
+    Column("payload", LargeBinary, nullable=False),
     # a server's spawns, newest first (lists, the failure page, retention per server)
     Index("ix_rp_spawns_server", "user_name", "server_name", "id"),
-    # the admin page (recent failures, by cause) and the age limit
-    Index("ix_rp_spawns_outcome_time", "outcome", "finished_at"),
-    Index("ix_rp_spawns_cause_time", "outcome", "cause", "finished_at"),
+    # the admin page: newest failures (by id, as it pages), newest of one cause, and the
+    # counts by cause over a time range (covering: no table row is read)
+    Index("ix_rp_spawns_outcome_id", "outcome", "id"),
+    Index("ix_rp_spawns_outcome_cause_id", "outcome", "cause", "id"),
+    Index("ix_rp_spawns_outcome_time_cause", "outcome", "finished_at", "cause"),
+    # the age limit
     Index("ix_rp_spawns_time", "finished_at"),
 )
 

@@ -25,6 +25,7 @@ import json
 import os
 import threading
 import time
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -152,7 +153,8 @@ def build_row(snap: dict[str, Any]) -> dict[str, Any]:
         "cause": cause,
         "failure_message": message,
         "elapsed": round(max(0.0, (finished - started).total_seconds()), 3),
-        "payload": json.dumps(payload, separators=(",", ":"), default=str),
+        # zlib: the records repeat themselves (names, images, reasons); a third of the size
+        "payload": zlib.compress(json.dumps(payload, separators=(",", ":"), default=str).encode(), 6),
     }
 
 
@@ -171,7 +173,7 @@ def full_spawn(row: dict[str, Any]) -> dict[str, Any]:
     out["record_id"] = row.get("record_id")
     out["failure_message"] = row.get("failure_message")
     payload = row.get("payload")
-    data = json.loads(payload) if isinstance(payload, str) else dict(payload or {})
+    data = json.loads(zlib.decompress(payload)) if isinstance(payload, (bytes, memoryview)) else {}
     out.update(data)
     return out
 
@@ -285,7 +287,10 @@ class SpawnHistory(LoggingConfigurable):
         super().__init__(**kwargs)
         self._clock = clock
         self._engine: Engine | None = None
+        #: guards the in-memory spawns only (held for microseconds: record() takes it on
+        #: the event loop); connecting has its own lock, as it can take seconds
         self._lock = threading.Lock()
+        self._connect_lock = threading.Lock()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rp-history-write")
         self._readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="rp-history-read")
         #: (user, server) -> the last spawn's full dict, newest last
@@ -295,16 +300,31 @@ class SpawnHistory(LoggingConfigurable):
         self._logged_down = False
         self._last_sweep = 0.0
         self._pending: set[Future[Any]] = set()
+        self._connecting: Future[Engine | None] | None = None
 
     # -- the database connection ------------------------------------------------------------
 
-    def _connect(self) -> Engine | None:
-        """The engine with the schema in place; None while the database is down."""
+    def _connect(self, wait: float | None = None) -> Engine | None:
+        """The engine with the schema in place; None while the database is down.
+
+        ``wait``: called on the event loop (a page being rendered), so connect on a reader
+        thread and wait at most this long; None when not yet connected by then. A SQLite
+        file is local and connects at once, so it is always connected in place.
+        """
         if self._engine is not None:
             return self._engine
         if time.monotonic() < self._down_until:
             return None
-        with self._lock:
+        if wait is not None and not self.url.startswith("sqlite"):
+            with self._lock:
+                if self._connecting is None or self._connecting.done():
+                    self._connecting = self._readers.submit(self._connect)
+                connecting = self._connecting
+            try:
+                return connecting.result(timeout=wait)
+            except Exception:  # not yet: the page keeps to memory this time
+                return None
+        with self._connect_lock:
             if self._engine is not None:
                 return self._engine
             try:
@@ -334,8 +354,11 @@ class SpawnHistory(LoggingConfigurable):
                 cursor.close()
 
             return engine
+        url = driver_url(self.url)
+        # a database that does not answer must not hold a thread for minutes
+        connect_args = {"connect_timeout": 10} if "psycopg2" in url else {}
         return create_engine(
-            driver_url(self.url), pool_pre_ping=True, pool_size=3, max_overflow=2
+            url, pool_pre_ping=True, pool_size=3, max_overflow=2, connect_args=connect_args
         )
 
     def _went_down(self, exc: BaseException) -> None:
@@ -362,8 +385,8 @@ class SpawnHistory(LoggingConfigurable):
         """Whether the database answered the last time it was asked."""
         return self._connect() is not None
 
-    def _query(self, fn: Callable[[Any], T], fallback: T) -> T:
-        engine = self._connect()
+    def _query(self, fn: Callable[[Any], T], fallback: T, wait: float | None = None) -> T:
+        engine = self._connect(wait)
         if engine is None:
             return fallback
         try:
@@ -476,8 +499,12 @@ class SpawnHistory(LoggingConfigurable):
             row = build_row(snap)
         return full_spawn({**row, "id": spawn_id})
 
-    def last_spawn(self, user: str, server: str = "") -> dict[str, Any] | None:
-        """The server's last finished spawn (full), or None when it has none."""
+    def last_spawn(
+        self, user: str, server: str = "", *, wait: float | None = None
+    ) -> dict[str, Any] | None:
+        """The server's last finished spawn (full), or None when it has none.
+
+        ``wait``: see ``_connect`` (pages pass it; they run on the event loop)."""
         unwritten = self._memory_spawn(user, server)
         if unwritten is not None:
             return unwritten
@@ -492,9 +519,11 @@ class SpawnHistory(LoggingConfigurable):
             ).mappings().first()
             return full_spawn(dict(row)) if row is not None else None
 
-        return self._query(q, None)
+        return self._query(q, None, wait)
 
-    def last_by_server(self, user: str, limit: int = 200) -> dict[str, dict[str, Any]]:
+    def last_by_server(
+        self, user: str, limit: int = 200, *, wait: float | None = None
+    ) -> dict[str, dict[str, Any]]:
         """The last finished spawn (summary) of each of a user's servers, by server name."""
         t = spawns_table
 
@@ -512,7 +541,7 @@ class SpawnHistory(LoggingConfigurable):
             return {r["server_name"]: summary_of(dict(r)) for r in rows}
 
         empty: dict[str, dict[str, Any]] = {}
-        found = self._query(q, empty)
+        found = self._query(q, empty, wait)
         with self._lock:
             entries = [
                 (server, entry)
