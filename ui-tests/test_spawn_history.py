@@ -173,3 +173,27 @@ def test_a_restart_mid_spawn_says_lost_contact(
     # with the old hub and its cluster): no pending page ticking on
     expect(page.locator("#richprogress-pending")).to_have_count(0, timeout=60_000)
     expect(page.locator("#start")).to_be_visible()
+
+
+def test_the_admin_page_lists_the_failure(
+    hub_page: HubPage, make_hub_page: Callable[..., HubPage], images_dir: Path, axe_source: str
+) -> None:
+    fail_a_spawn(hub_page)
+    admin = make_hub_page(username="admin")
+    page = admin.page
+    page.goto(f"{admin.hub.url}hub/richprogress/failures")
+    row = page.locator(f".rp-failure-row:has-text('{hub_page.username}')")
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text(CAUSE)
+    expect(row).to_contain_text("Image not found")  # the profile's display name
+    expect(page.locator("#rp-causes tr[data-cause='image-not-found']")).to_have_count(1)
+    page.screenshot(path=str(images_dir / "history-admin-failures.png"), full_page=True)
+    assert admin.axe_violations(axe_source) == []
+    # filter by the cause, then follow the row's link to the user's failure page
+    page.locator("#rp-causes a", has_text="image-not-found").click()
+    expect(page.locator("#rp-cause-filter")).to_have_text("image-not-found")
+    page.locator(f".rp-failure-row:has-text('{hub_page.username}') a").click()
+    expect_failure_page(page)
+    # a user who is not an admin gets no such page
+    response = hub_page.page.goto(f"{hub_page.hub.url}hub/richprogress/failures")
+    assert response is not None and response.status == 404
