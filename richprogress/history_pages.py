@@ -117,11 +117,8 @@ def failures_page_data(
     rows = store.recent_failures(cause=cause, limit=limit + 1, before=before)
     more = len(rows) > limit
     rows = rows[:limit]
-    day = store.cause_counts(now - timedelta(days=1))
-    week = store.cause_counts(now - timedelta(days=7))
-    causes = [
-        {"cause": name, "day": day.get(name, 0), "week": count} for name, count in week.items()
-    ]
+    counts = store.cause_counts_since(now - timedelta(days=7), now - timedelta(days=1))
+    causes = [{"cause": name, "week": week, "day": day} for name, (week, day) in counts.items()]
     failures = []
     for spawn in rows:
         finished = parse_timestamp(spawn.get("finished_at"))

@@ -73,9 +73,12 @@ spawns_table = Table(
     # a server's spawns, newest first (lists, the failure page, retention per server)
     Index("ix_rp_spawns_server", "user_name", "server_name", "id"),
     # the admin page: newest failures (by id, as it pages), newest of one cause, and the
-    # counts by cause over a time range (covering: no table row is read)
+    # counts by cause over a time range, from an index alone: SQLite's planner takes the
+    # one in GROUP BY order (without it, it read table rows: 50 ms at 100k spawns),
+    # PostgreSQL the one in time order (a range scan)
     Index("ix_rp_spawns_outcome_id", "outcome", "id"),
     Index("ix_rp_spawns_outcome_cause_id", "outcome", "cause", "id"),
+    Index("ix_rp_spawns_outcome_cause_time", "outcome", "cause", "finished_at"),
     Index("ix_rp_spawns_outcome_time_cause", "outcome", "finished_at", "cause"),
     # the age limit
     Index("ix_rp_spawns_time", "finished_at"),

@@ -32,7 +32,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
 
-from sqlalchemy import and_, create_engine, delete, event, func, insert, select
+from sqlalchemy import and_, case, create_engine, delete, event, func, insert, select
 from sqlalchemy.engine import Engine
 from traitlets import Float, Integer, TraitError, Unicode, default, validate
 from traitlets.config import LoggingConfigurable
@@ -611,17 +611,26 @@ class SpawnHistory(LoggingConfigurable):
 
     def cause_counts(self, since: datetime) -> dict[str, int]:
         """Failed spawns since ``since``, counted by cause (largest first)."""
-        t = spawns_table
+        return {cause: counts[0] for cause, counts in self.cause_counts_since(since).items()}
 
-        def q(conn: Any) -> dict[str, int]:
+    def cause_counts_since(self, since: datetime, *also: datetime) -> dict[str, tuple[int, ...]]:
+        """Failed spawns by cause, counted since ``since`` and since each later moment in
+        ``also``, in one pass over the index (largest first by the first count)."""
+        t = spawns_table
+        columns = [func.count()] + [
+            func.sum(case((t.c.finished_at >= _naive_utc(moment), 1), else_=0)) for moment in also
+        ]
+
+        def q(conn: Any) -> dict[str, tuple[int, ...]]:
             rows = conn.execute(
-                select(t.c.cause, func.count())
+                select(t.c.cause, *columns)
                 .where(t.c.outcome == "failed", t.c.finished_at >= _naive_utc(since))
                 .group_by(t.c.cause)
             ).all()
-            return dict(sorted(((c or "unknown", int(n)) for c, n in rows), key=lambda x: -x[1]))
+            counted = ((c or "unknown", tuple(int(n or 0) for n in ns)) for c, *ns in rows)
+            return dict(sorted(counted, key=lambda item: -item[1][0]))
 
-        empty: dict[str, int] = {}
+        empty: dict[str, tuple[int, ...]] = {}
         return self._query(q, empty)
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
