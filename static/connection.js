@@ -7,9 +7,10 @@
 //     (or a stream the browser closed for good) shows #rp-lost, "Lost contact with the
 //     hub", and stops the clock;
 //   - it then asks the hub for this page every few seconds (growing to PROBE_MAX_MS); as
-//     soon as the hub answers (any status below 500: JupyterHub shows a server that is
-//     not running with 404), it reloads: the hub then shows the live spawn, the server, or
-//     the failure page, whichever is true now;
+//     soon as the hub itself answers (a status below 500, as JupyterHub shows a server
+//     that is not running with 404, and its X-JupyterHub-Version header, which a proxy's
+//     own answers lack), it reloads: the hub then shows the live spawn, the server, or the
+//     failure page, whichever is true now;
 //   - a stream that opens again by itself first hides the notice and restarts the clock.
 // DOM: div#rp-lost.alert (made here with createElement) after #progress-message, holding
 // p#rp-lost-text. Text only through textContent.
@@ -116,7 +117,9 @@ export class ContactWatch {
         credentials: "same-origin",
         headers: { Accept: "text/html" },
       });
-      if (response.status < 500) {
+      // The hub itself, not a proxy standing in for it: configurable-http-proxy answers
+      // 404 for every path until the restarted hub has added its route again.
+      if (response.status < 500 && response.headers && response.headers.get("X-JupyterHub-Version")) {
         this.reload();
         return;
       }

@@ -3,7 +3,8 @@
 A fake clock, DOM, stream and fetch stand in for the browser, so each case is exact: an
 error the stream recovers from within the grace period says nothing; one it does not
 recover from says "Lost contact", stops the clock, and probes the hub with growing
-intervals until it answers below 500, then reloads; a stream closed for good is lost at
+intervals until the hub itself answers (below 500, with JupyterHub's version header: not
+the proxy's own 404 while the hub's route is missing), then reloads; a stream closed for good is lost at
 once; a stream that comes back by itself hides the notice. The browser test
 (ui-tests/test_spawn_history.py) restarts a real hub under a real page.
 """
@@ -43,7 +44,8 @@ const env = {
   setTimeout: (fn, ms) => { const t = { at: now + ms, fn }; timers.push(t); return t; },
   clearTimeout: (t) => { timers = timers.filter((x) => x !== t); },
   fetch: async () => { const next = answers.shift(); if (next === "down") throw new Error("down");
-                       return { status: next }; },
+                       const [status, hub] = next;
+                       return { status, headers: new Map(hub ? [["X-JupyterHub-Version", "6.1.1"]] : []) }; },
   reload: () => { log.push(`reload@${now}`); },
 };
 async function advance(ms) {
@@ -74,8 +76,9 @@ out.blip = { lost: lostShown(), timer: page.timer };
 // 2. not recovered: lost, clock stopped, probes 2 s, 4 s, 8 s ... until the hub answers
 fire(s, "error", 0); await advance(LOST_AFTER_MS);
 out.lost = { lost: lostShown(), timer: page.timer, text: nodes["rp-lost-text"].textContent, at: now };
-answers = ["down", 502, 404];
-await advance(30000);
+// down, the proxy's 502, the proxy's own 404 before the hub's route is back, the hub's 404
+answers = ["down", [502, false], [404, false], [404, true]];
+await advance(40000);
 out.reload = log.slice();
 
 // 3. closed for good: lost at once
@@ -108,8 +111,8 @@ def test_contact_watch() -> None:
     assert out["lost"]["timer"] is None  # the clock stopped
     assert out["lost"]["text"].startswith("Lost contact with the hub.")
     lost_at = out["lost"]["at"]
-    # probes at +2 s (down), +6 s (502), +14 s (404: the hub answers) -> reload
-    assert out["reload"] == [f"reload@{lost_at + 2000 + 4000 + 8000}"]
+    # probes at +2 s (down), +6 s (502), +14 s (the proxy's 404), +24 s (the hub's) -> reload
+    assert out["reload"] == [f"reload@{lost_at + 2000 + 4000 + 8000 + 10000}"]
     assert out["closed"] == {"lost": True, "timer": None}
     assert out["back"] == {"lost": False, "restarted": True}
     assert out["finished"] == {"lost": False}
