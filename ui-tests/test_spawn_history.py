@@ -1,5 +1,8 @@
 """The failure page lasts (spawn history, issue 10), in Chromium against the demo hub.
 
+``hub_page`` / ``make_hub_page`` give ``HubPage``s (ui-tests/conftest.py), typed ``Any``
+here because tests never import conftest.
+
 A spawn fails (image-not-found), then, as a user does: (a) opens the spawn form and comes
 back, (b) logs out and in, (c) the hub restarts with the same state (SQLite, and the same
 against a real PostgreSQL). Each time the failure page shows the cause and the timeline,
@@ -12,9 +15,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import SPEED, START_TIMEOUT, HubPage
 from playwright.sync_api import Page, expect
 
 from richprogress.demo.hub import DemoHub, free_port
@@ -28,7 +31,7 @@ pytestmark = pytest.mark.browser
 CAUSE = "quay.io/jupyter/no-such-notebook:2026-11"
 
 
-def fail_a_spawn(hub_page: HubPage) -> None:
+def fail_a_spawn(hub_page: Any) -> None:
     hub_page.spawn("image-not-found")
     expect(hub_page.page.locator("#rp-failure")).to_be_visible()
 
@@ -43,7 +46,7 @@ def expect_failure_page(page: Page) -> None:
     expect(page.locator("#rp-timeline .rp-decisive")).to_have_count(1)
 
 
-def expect_home_notice(hub_page: HubPage) -> None:
+def expect_home_notice(hub_page: Any) -> None:
     page = hub_page.page
     page.goto(f"{hub_page.hub.url}hub/home")
     notice = page.locator(".rp-notice")
@@ -55,11 +58,11 @@ def expect_home_notice(hub_page: HubPage) -> None:
     expect_failure_page(page)
 
 
-def failure_page_url(hub_page: HubPage) -> str:
+def failure_page_url(hub_page: Any) -> str:
     return f"{hub_page.hub.url}hub/spawn-pending/{hub_page.user_path}"
 
 
-def test_after_the_spawn_form_replaced_the_spawner(hub_page: HubPage, images_dir: Path) -> None:
+def test_after_the_spawn_form_replaced_the_spawner(hub_page: Any, images_dir: Path) -> None:
     fail_a_spawn(hub_page)
     page = hub_page.page
     page.goto(f"{hub_page.hub.url}hub/spawn")  # JupyterHub replaces the failed spawner here
@@ -73,7 +76,7 @@ def test_after_the_spawn_form_replaced_the_spawner(hub_page: HubPage, images_dir
     assert hub_page.dialogs == []
 
 
-def test_after_logging_out_and_in(hub_page: HubPage) -> None:
+def test_after_logging_out_and_in(hub_page: Any) -> None:
     fail_a_spawn(hub_page)
     page = hub_page.page
     page.goto(f"{hub_page.hub.url}hub/logout")
@@ -84,7 +87,7 @@ def test_after_logging_out_and_in(hub_page: HubPage) -> None:
     expect_home_notice(hub_page)
 
 
-def test_the_notice_can_be_dismissed(hub_page: HubPage) -> None:
+def test_the_notice_can_be_dismissed(hub_page: Any) -> None:
     fail_a_spawn(hub_page)
     page = hub_page.page
     page.goto(f"{hub_page.hub.url}hub/home")
@@ -97,17 +100,18 @@ def test_the_notice_can_be_dismissed(hub_page: HubPage) -> None:
 
 
 @pytest.fixture
-def restartable_hub(tmp_path: Path) -> Iterator[Callable[..., DemoHub]]:
-    """``start(history_url=None)``: a DemoHub on a fixed port and state folder; calling it
-    again after ``stop()`` is a hub restart."""
+def restartable_hub(tmp_path: Path, demo_hub: DemoHub) -> Iterator[Callable[..., DemoHub]]:
+    """``start(history_url=None)``: a DemoHub on a fixed port and state folder, with the
+    session hub's speed and start timeout; calling it again after ``stop()`` is a hub
+    restart."""
     port = free_port()
     running: list[DemoHub] = []
 
     def start(history_url: str | None = None) -> DemoHub:
         hub = DemoHub(
             port=port,
-            speed=SPEED,
-            start_timeout=START_TIMEOUT,
+            speed=demo_hub.speed,
+            start_timeout=demo_hub.start_timeout,
             workdir=tmp_path / "state",
             history_url=history_url,
         )
@@ -133,7 +137,7 @@ def history_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
 def test_after_a_hub_restart(
     restartable_hub: Callable[..., DemoHub],
     history_url: str | None,
-    make_hub_page: Callable[..., HubPage],
+    make_hub_page: Callable[..., Any],
 ) -> None:
     hub = restartable_hub(history_url)
     hub_page = make_hub_page(hub=hub)
@@ -153,7 +157,7 @@ def test_after_a_hub_restart(
 
 
 def test_a_restart_mid_spawn_says_lost_contact(
-    restartable_hub: Callable[..., DemoHub], make_hub_page: Callable[..., HubPage], images_dir: Path
+    restartable_hub: Callable[..., DemoHub], make_hub_page: Callable[..., Any], images_dir: Path
 ) -> None:
     hub = restartable_hub()
     hub_page = make_hub_page(hub=hub)
@@ -176,7 +180,7 @@ def test_a_restart_mid_spawn_says_lost_contact(
 
 
 def test_the_admin_page_lists_the_failure(
-    hub_page: HubPage, make_hub_page: Callable[..., HubPage], images_dir: Path, axe_source: str
+    hub_page: Any, make_hub_page: Callable[..., Any], images_dir: Path, axe_source: str
 ) -> None:
     fail_a_spawn(hub_page)
     admin = make_hub_page(username="admin")
