@@ -21,15 +21,13 @@ users, counts by cause), through SQLAlchemy.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
-import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from sqlalchemy import and_, case, create_engine, delete, event, func, insert, select
@@ -37,168 +35,25 @@ from sqlalchemy.engine import Engine
 from traitlets import Float, Integer, TraitError, Unicode, default, validate
 from traitlets.config import LoggingConfigurable
 
-from ..diagnose import diagnose, step_durations
 from ..spawn_events import SpawnEnd
-from ..timeline import SpawnTimeline, isoformat_z, parse_timestamp, utcnow
-from .facts import spawn_facts
+from ..timeline import utcnow
+from .rows import (
+    SUMMARY_COLUMNS,
+    build_row,
+    full_spawn,
+    naive_utc,
+    snapshot,
+    summary_of,
+    timeline_of,
+)
 from .schema import SchemaTooNew, ensure_schema, spawns_table
+
+__all__ = ["DEFAULT_FILE", "SpawnHistory", "build_row", "driver_url", "snapshot", "timeline_of"]
 
 T = TypeVar("T")
 
 #: the default database file, in the hub's working directory
 DEFAULT_FILE = "richprogress_history.sqlite"
-
-#: columns of a spawn's summary (lists), in the order the JSON shows them
-SUMMARY_COLUMNS = (
-    "id",
-    "user_name",
-    "server_name",
-    "requested_at",
-    "finished_at",
-    "outcome",
-    "profile_slug",
-    "profile_name",
-    "summary",
-    "hint",
-    "phase",
-    "cause",
-    "elapsed",
-)
-
-
-def _naive_utc(moment: datetime) -> datetime:
-    return moment.astimezone(timezone.utc).replace(tzinfo=None)
-
-
-def _aware(moment: Any) -> datetime | None:
-    if isinstance(moment, datetime):
-        return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment
-    if isinstance(moment, str):
-        return parse_timestamp(moment)
-    return None
-
-
-def _cause(records: list[dict[str, Any]], record_id: str | None, message: str | None) -> str:
-    """The failure's cause for counting: the decisive record's rule id, else a fixed word."""
-    for record in records:
-        if record.get("id") == record_id:
-            rule = record.get("rule")
-            if isinstance(rule, str) and rule:
-                return rule[:255]
-            reason = record.get("reason")
-            if isinstance(reason, str) and reason:
-                return reason[:255]
-    if message and "did not start within" in message:
-        return "timeout"
-    return "unknown"
-
-
-def snapshot(end: SpawnEnd) -> dict[str, Any]:
-    """What ``record()`` keeps of a finished spawn, taken on the event loop (cheap: a
-    shallow copy of the record list, the spawner's facts)."""
-    spawner, timeline = end.spawner, end.timeline
-    user = getattr(spawner, "user", None)
-    return {
-        "user_name": str(getattr(user, "name", "") or ""),
-        "server_name": timeline.server_name or str(getattr(spawner, "name", "") or ""),
-        "requested_at": timeline.started_at,
-        "finished_at": timeline.finished_at or utcnow(),
-        "outcome": end.outcome,
-        "failure_message": timeline.failure_message,
-        "records": timeline.records(),
-        "dropped": timeline.dropped,
-        "progress": timeline.progress,
-        "facts": dict(spawn_facts(spawner)),
-    }
-
-
-def build_row(snap: dict[str, Any]) -> dict[str, Any]:
-    """The database row of a snapshot: diagnosis, cause, steps and the JSON payload.
-
-    Runs on the writer thread (the diagnosis walks every record)."""
-    records = snap["records"]
-    outcome = snap["outcome"]
-    message = snap["failure_message"]
-    diagnosis: dict[str, Any] | None = dict(diagnose(records, message)) if outcome != "ready" else None
-    started, finished = snap["requested_at"], snap["finished_at"]
-    steps = [
-        {"label": s["label"], "phase": s.get("phase"), "start": s.get("start"), "duration": s.get("duration")}
-        for s in step_durations(records, started, finished)
-    ]
-    facts = snap["facts"]
-    cause: str | None
-    if outcome == "failed":
-        cause = _cause(records, diagnosis["record_id"] if diagnosis else None, message)
-    else:
-        cause = "stopped" if outcome == "stopped" else None
-    payload = {
-        "records": records,
-        "steps": steps,
-        "facts": facts,
-        "dropped": snap["dropped"],
-        "progress": snap["progress"],
-    }
-    return {
-        "user_name": snap["user_name"][:255],
-        "server_name": snap["server_name"][:255],
-        "requested_at": _naive_utc(started),
-        "finished_at": _naive_utc(finished),
-        "outcome": outcome,
-        "profile_slug": (facts.get("profile_slug") or None),
-        "profile_name": (facts.get("profile_name") or None),
-        "summary": diagnosis["summary"] if diagnosis else None,
-        "hint": diagnosis["hint"] if diagnosis else None,
-        "phase": diagnosis["phase"] if diagnosis else None,
-        "record_id": diagnosis["record_id"] if diagnosis else None,
-        "cause": cause,
-        "failure_message": message,
-        "elapsed": round(max(0.0, (finished - started).total_seconds()), 3),
-        # zlib: the records repeat themselves (names, images, reasons); a third of the size
-        "payload": zlib.compress(json.dumps(payload, separators=(",", ":"), default=str).encode(), 6),
-    }
-
-
-def summary_of(row: dict[str, Any]) -> dict[str, Any]:
-    """A spawn as the list endpoint and the pages show it (times as ISO 8601 ``Z``)."""
-    out = {key: row.get(key) for key in SUMMARY_COLUMNS}
-    for key in ("requested_at", "finished_at"):
-        moment = _aware(out[key])
-        out[key] = isoformat_z(moment) if moment else None
-    return out
-
-
-def full_spawn(row: dict[str, Any]) -> dict[str, Any]:
-    """One spawn with its records, steps and facts (``payload`` unpacked)."""
-    out = summary_of(row)
-    out["record_id"] = row.get("record_id")
-    out["failure_message"] = row.get("failure_message")
-    payload = row.get("payload")
-    data = json.loads(zlib.decompress(payload)) if isinstance(payload, (bytes, memoryview)) else {}
-    out.update(data)
-    return out
-
-
-def timeline_of(spawn: dict[str, Any]) -> SpawnTimeline:
-    """A finished ``SpawnTimeline`` rebuilt from a stored spawn, for the pages that render
-    timelines (the failure page, the timeline JSON and text)."""
-    started = _aware(spawn.get("requested_at")) or utcnow()
-    finished = _aware(spawn.get("finished_at")) or started
-    records = spawn.get("records") or []
-    timeline = SpawnTimeline(
-        server_name=spawn.get("server_name") or "",
-        started_at=started,
-        max_records=max(len(records), 1),
-        clock=lambda: finished,
-    )
-    for record in records:
-        timeline.add(record)
-    timeline.dropped = int(spawn.get("dropped") or 0)
-    outcome = spawn.get("outcome")
-    timeline.finish(
-        "ready" if outcome == "ready" else "failed", spawn.get("failure_message")
-    )
-    return timeline
-
 
 class SpawnHistory(LoggingConfigurable):
     """Where finished spawns are kept (configure it as ``c.SpawnHistory``).
@@ -470,7 +325,7 @@ class SpawnHistory(LoggingConfigurable):
         if not force and self._last_sweep and now - self._last_sweep < self.sweep_seconds:
             return
         self._last_sweep = now
-        cutoff = _naive_utc(self._clock() - timedelta(days=self.max_age_days))
+        cutoff = naive_utc(self._clock() - timedelta(days=self.max_age_days))
         conn.execute(delete(spawns_table).where(spawns_table.c.finished_at < cutoff))
 
     def flush(self, timeout: float = 30.0) -> None:
@@ -618,13 +473,13 @@ class SpawnHistory(LoggingConfigurable):
         ``also``, in one pass over the index (largest first by the first count)."""
         t = spawns_table
         columns = [func.count()] + [
-            func.sum(case((t.c.finished_at >= _naive_utc(moment), 1), else_=0)) for moment in also
+            func.sum(case((t.c.finished_at >= naive_utc(moment), 1), else_=0)) for moment in also
         ]
 
         def q(conn: Any) -> dict[str, tuple[int, ...]]:
             rows = conn.execute(
                 select(t.c.cause, *columns)
-                .where(t.c.outcome == "failed", t.c.finished_at >= _naive_utc(since))
+                .where(t.c.outcome == "failed", t.c.finished_at >= naive_utc(since))
                 .group_by(t.c.cause)
             ).all()
             counted = ((c or "unknown", tuple(int(n or 0) for n in ns)) for c, *ns in rows)
