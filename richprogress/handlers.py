@@ -17,6 +17,19 @@ Routes, relative to the hub prefix (``{base_url}hub/``), collected in ``default_
 ``GET api/richprogress/users/{user}/servers/{server_name}/timeline.txt``
     The same plain-text report.
 
+The spawn history's routes (``richprogress.history_handlers`` documents them):
+
+``GET api/richprogress/users/{user}/spawns``
+``GET api/richprogress/users/{user}/servers/{server_name}/spawns``
+    A server's finished spawns, newest first (paginated).
+``GET api/richprogress/users/{user}/spawns/{id}``
+``GET api/richprogress/users/{user}/servers/{server_name}/spawns/{id}``
+    One stored spawn, as the timeline JSON.
+``GET richprogress/failed/{user}``, ``richprogress/failed/{user}/{server_name}``
+    A server's failure page from its last stored spawn.
+``GET richprogress/failures``
+    The admin's page of recent failed spawns.
+
 The timeline routes need ``read:servers`` on that user's server, the scope that guards
 JupyterHub's own progress API: the owner and admins can read it; another user gets 404
 (JupyterHub answers "no access" and "no such thing" alike), a token without the scope 403.
@@ -33,6 +46,8 @@ from jupyterhub.scopes import needs_scope
 from tornado import web
 
 from . import paths
+from .history_handlers import history_handlers
+from .history_pages import stored_timeline
 from .typical_cache import typical_for_spawner
 from .web_context import (
     STATIC_PREFIX,
@@ -84,6 +99,8 @@ class TimelineAPIHandler(APIHandler):
             raise web.HTTPError(404, "No such server")
         spawner = user.spawners[server_name]
         timeline = getattr(spawner, "spawn_timeline", None)
+        if timeline is None:  # replaced spawner, or a hub restart: the last stored spawn
+            timeline = await self._stored(user, server_name)
         if timeline is None:
             raise web.HTTPError(404, "No spawn timeline for this server")
         self.set_header("Cache-Control", "no-cache")
@@ -111,6 +128,11 @@ class TimelineAPIHandler(APIHandler):
         else:
             raise web.HTTPError(400, "format must be 'json' or 'text'")
 
+    async def _stored(self, user: Any, server_name: str) -> Any:
+        from .history import history_for_user
+
+        return await history_for_user(user).run(stored_timeline, user, server_name)
+
     def _hub_url(self) -> str:
         return f"{self.request.protocol}://{self.request.host}{self.hub.base_url}"
 
@@ -131,4 +153,6 @@ default_handlers: list[tuple[Any, ...]] = [
     (_USER + r"/timeline\.txt", TimelineTextAPIHandler),
     (_SERVER + r"/timeline", TimelineAPIHandler),
     (_SERVER + r"/timeline\.txt", TimelineTextAPIHandler),
+    # the spawn history: a server's past spawns, the admin's failures page
+    *history_handlers,
 ]

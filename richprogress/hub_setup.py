@@ -1,12 +1,15 @@
 """``richprogress.setup(c)``: enable richprogress's pages from ``jupyterhub_config.py``.
 
-One call does three things, and each piece is exported for people who wire by hand:
+One call does four things, and each piece is exported for people who wire by hand:
 
 - puts ``template_path()`` first in ``c.JupyterHub.template_paths`` (our
-  ``spawn_pending.html`` and ``not_running.html`` extend the stock ones);
+  ``spawn_pending.html`` and ``not_running.html`` extend the stock ones), and
+  ``notice_template_path()`` last (our ``home.html`` and ``spawn.html``, which a hub's
+  own versions override);
 - appends ``richprogress.handlers.default_handlers`` to ``c.JupyterHub.extra_handlers``;
 - adds the ``richprogress`` template variable (``web_context.template_helpers``) to
-  ``c.JupyterHub.template_vars``.
+  ``c.JupyterHub.template_vars``;
+- subscribes the spawn history to spawn endings (``richprogress.history.enable()``).
 
 Calling it twice changes nothing the second time.
 
@@ -25,11 +28,12 @@ future JupyterHub drops ``extra_handlers``, only that line of ``setup`` needs re
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from traitlets.config import Config, LazyConfigValue
 
-from . import paths
+from . import history, paths, spawn_events
 from .handlers import default_handlers
 from .web_context import template_helpers
 
@@ -42,6 +46,14 @@ def template_path() -> str:
     return paths.template_dir()
 
 
+def notice_template_path() -> str:
+    """The folder to put last in ``c.JupyterHub.template_paths``: our ``home.html`` and
+    ``spawn.html`` (the spawn history's one-line notice). Last, so that a hub's own
+    versions of these pages, or another extension's (jupyterhub-fancy-profiles ships a
+    ``spawn.html``), win over ours."""
+    return os.path.join(paths.template_dir(), "notices")
+
+
 def _current_list(value: Any) -> list[Any]:
     """What a list option holds so far, without resolving it.
 
@@ -51,7 +63,9 @@ def _current_list(value: Any) -> list[Any]:
     """
     if isinstance(value, LazyConfigValue):
         ops = value.to_dict()
-        inserted = [item for _, item in ops.get("inserts", [])]
+        # to_dict() leaves out the inserts when there are prepends (traitlets 5): read them
+        inserts = getattr(value, "_inserts", None) or ops.get("inserts", [])
+        inserted = [item for _, item in inserts]
         return [*ops.get("prepend", []), *inserted, *ops.get("extend", [])]
     return list(value)
 
@@ -62,11 +76,17 @@ def setup(c: Config) -> None:
     ours = template_path()
 
     template_paths = hub.template_paths
+    notices = notice_template_path()
     if isinstance(template_paths, LazyConfigValue):
         if ours not in _current_list(template_paths):
             template_paths.prepend([ours])
+        if notices not in _current_list(template_paths):
+            # the option's default is [JupyterHub's own folder]; insert before its last
+            # entry, so that ours comes before the stock pages and after any other folder
+            template_paths.insert(-1, notices)
     else:
-        hub.template_paths = [ours] + [p for p in template_paths if p != ours]
+        rest = [p for p in template_paths if p not in (ours, notices)]
+        hub.template_paths = [ours, *rest, notices]
 
     extra = hub.extra_handlers
     known = {route[0] for route in _current_list(extra)}
@@ -83,10 +103,16 @@ def setup(c: Config) -> None:
     else:
         hub.template_vars = {**template_vars, TEMPLATE_VAR: template_helpers}
 
+    # keep every finished spawn in the spawn history (c.SpawnHistory)
+    history.enable()
+
     # issue 12: register richprogress_* metrics at hub start (not at the first spawn's end),
-    # so /hub/metrics lists them and counters start at 0
+    # so /hub/metrics lists them and counters start at 0; then count each spawn that ends
     try:
         from .metrics import default_metrics
     except ImportError:  # prometheus_client comes with JupyterHub; the CLI alone lacks it
         return
     default_metrics()
+    from .spawn_ended import on_spawn_end
+
+    spawn_events.subscribe(on_spawn_end)

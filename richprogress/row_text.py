@@ -46,6 +46,8 @@ def breakable_parts(text: str) -> list[tuple[str, bool]]:
 
 
 #: a name worth its own line in a headline: an image reference, a host:port, a path
+#: what an image reference (or a similar name) is made of; anything else keeps the sentence whole
+_NAME = re.compile(r"[A-Za-z0-9._/:@+-]+")
 _REFERENCE = re.compile(r"""["'“]?(?P<ref>[^\s"'“”]{12,}?)["'”]?(?=[.,;:!?)]*(?:\s|$))""")
 
 
@@ -58,6 +60,10 @@ def headline_parts(text: str) -> tuple[str, str]:
     for match in _REFERENCE.finditer(text):
         ref = match.group("ref")
         if ("/" in ref or ":" in ref) and not ref.endswith(":"):
+            if not _NAME.fullmatch(ref):
+                # not a name a registry could hold (a hostile "<img ...>" with spaces): the
+                # sentence stays whole rather than split in the middle of the odd name
+                return text, ""
             start, end = match.span()
             before, after = text[:start].rstrip(), text[end:].lstrip()
             if not before:

@@ -2,9 +2,9 @@
 
 One and only purpose: collect the facts of a finished spawn from its spawner (profile slug,
 diagnosis, whether fail-fast ended it) and pass them on to ``metrics.observe_spawn_end``
-and the typical-time cache. The spawner calls ``spawn_ended`` where a timeline finishes.
-The spawn-history store (issue 10) is to be told from the same place. Never raises: a
-spawn must not fail because its metrics could not be written.
+and the typical-time cache. ``setup(c)`` subscribes ``on_spawn_end`` to the one "spawn
+ended" point (``spawn_events``), which the spawn-history store listens to as well. Never
+raises: a spawn must not fail because its metrics could not be written.
 """
 
 from __future__ import annotations

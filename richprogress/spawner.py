@@ -40,6 +40,7 @@ from .hopeless import FailFastPolicy
 from .live_diagnosis import LiveDiagnoser, StoppedEarly, stopped_early_facts, stopped_early_record
 from .records import PHASE_NAMES, PHASE_PROGRESS, EventRecord
 from .report import format_clock
+from .spawn_events import spawn_ended
 from .timeline import (
     DEFAULT_MAX_RECORDS,
     STOPPED_BEFORE_READY,
@@ -358,13 +359,13 @@ class RichProgressMixin(LoggingConfigurable):
             await self._rp_stop_pump(pump, sub)
             timeline.finish("failed", self._rp_failure_message(exc, timeline))
             broadcast.notify()
-            self._rp_spawn_ended(timeline)
+            spawn_ended(self, timeline)  # the history and the metrics hear of it
             raise
         self._rp_in_start = False
         await self._rp_stop_pump(pump, sub)
         timeline.finish("ready")
         broadcast.notify()
-        self._rp_spawn_ended(timeline)
+        spawn_ended(self, timeline)
         return result
 
     _rp_fail_fast: asyncio.Future[None] | None = None
@@ -422,15 +423,8 @@ class RichProgressMixin(LoggingConfigurable):
         if timeline is not None and timeline.outcome == "pending" and not self._rp_in_start:
             timeline.finish("failed", STOPPED_BEFORE_READY)
             self._rp_broadcast(timeline).notify()
-            self._rp_spawn_ended(timeline, outcome="stopped")
+            spawn_ended(self, timeline)
         return await super().stop(*args, **kwargs)  # type: ignore[misc]
-
-    # -- issue 12: a finished spawn feeds the metrics and the typical times. The one place
-    # -- a spawn's end is announced (issue 10's store is to be told here too).
-    def _rp_spawn_ended(self, timeline: SpawnTimeline, outcome: str | None = None) -> None:
-        from .spawn_ended import spawn_ended
-
-        spawn_ended(self, timeline, outcome=outcome)
 
     # -- the pump (the timeline's only writer) ---------------------------------------------------
 

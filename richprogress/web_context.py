@@ -18,12 +18,13 @@ from jupyterhub.utils import url_escape_path, url_path_join
 
 from . import paths
 from .admin_facts import Facts, spawn_facts
+from .ago import time_ago
 from .diagnose import diagnose, fold_records, is_fold, step_durations
 from .display import DISPLAY_LIMIT, display_text, format_count
 from .records import PHASE_LABELS, SEVERITIES
 from .report import format_clock, format_duration, render_report_text
 from .row_text import breakable_parts, headline_parts, main_pod, shown_pills
-from .timeline import STOPPED_BEFORE_READY, SpawnTimeline, parse_timestamp
+from .timeline import STOPPED_BEFORE_READY, SpawnTimeline, parse_timestamp, utcnow
 
 #: rows of the folded timeline on the failure page: with the summary, the facts and the
 #: buttons this fits a 1280x800 screenshot
@@ -295,6 +296,9 @@ class FailureView:
     facts: list[tuple[str, str]] = field(default_factory=list)
     #: "at +0:14, as waiting could not fix it" when fail-fast ended the spawn, else ""
     stopped_early: str = ""
+    #: when the spawn ended (ISO 8601) and how long ago that was ("2 hours ago")
+    ended_iso: str | None = None
+    ended_ago: str = ""
 
 
 def failure_view(
@@ -389,6 +393,8 @@ def failure_view(
             if timeline.stopped_early
             else ""
         ),
+        ended_iso=timeline.to_dict()["finished"],
+        ended_ago=time_ago(finished, utcnow()) if finished else "",
     )
 
 
@@ -451,6 +457,13 @@ class TemplateHelpers:
 
     def static_url(self, hub_base_url: str, name: str) -> str:
         return static_url(hub_base_url, name)
+
+    @property
+    def history(self) -> Any:
+        """The spawn history's page helpers (``richprogress.history_pages``)."""
+        from .history_pages import HistoryHelpers  # it imports this module
+
+        return HistoryHelpers(self.viewer_name)
 
     def pending_data(
         self, spawner: Any, user: Any, hub_base_url: str, progress_url: str

@@ -58,10 +58,15 @@ const REFERENCE = /["'“]?(?<ref>[^\s"'“”]{12,}?)["'”]?(?=[.,;:!?)]*(?:\s
  * @param {string} text
  * @returns {[string, string]}
  */
+/** What an image reference (or a similar name) is made of (row_text.py _NAME). */
+const NAME = /^[A-Za-z0-9._\/:@+-]+$/;
+
 export function headlineParts(text) {
   for (const match of String(text).matchAll(REFERENCE)) {
     const ref = match.groups.ref;
     if ((ref.includes("/") || ref.includes(":")) && !ref.endsWith(":")) {
+      // not a name a registry could hold: keep the sentence whole (richprogress/row_text.py)
+      if (!NAME.test(ref)) return [text, ""];
       const before = text.slice(0, match.index).trimEnd();
       const after = text.slice(match.index + match[0].length).trimStart();
       if (!before) return [text, ""];

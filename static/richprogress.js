@@ -52,6 +52,8 @@
 import { attachDetails, detailsOpen, displayText, formatCount, wireRenderedDetails } from "./row-details.js";
 import { LiveBanner } from "./live-diagnosis.js";
 import { appendBreakable, headlineParts } from "./breaks.js";
+// spawn history (issue 10): say "Lost contact with the hub" instead of ticking forever
+import { ContactWatch } from "./connection.js";
 
 // -- the vocabulary: must equal richprogress/records.py (tests/test_vocabulary_js.py) ----
 export const SEVERITIES = ["info", "warning", "error"];
@@ -324,6 +326,7 @@ class PendingPage {
     this.setProgress(this.data.progress || 0);
     this.tick();
     this.timer = window.setInterval(() => this.tick(), 1000);
+    this.contact = new ContactWatch(this);
     this.connect();
     this.wireStop();
     // A row's local time (the title of its UTC time) is worked out when first hovered or
@@ -472,6 +475,7 @@ class PendingPage {
       typeof window.richprogressOpenProgress === "function"
         ? window.richprogressOpenProgress()
         : new EventSource(this.data.progressUrl);
+    this.contact.follow(this.source);
     this.source.onmessage = (e) => {
       let evt;
       try {

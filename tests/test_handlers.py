@@ -450,7 +450,8 @@ def test_timeline_routes_are_the_documented_ones() -> None:
     routes = [route[0] for route in handlers.default_handlers]
     for route in routes:
         shown = route.replace("([^/]+)", "{user}").replace("([^/]*)", "{server_name}")
-        shown = shown.replace("(.*)", "{path}").replace("\\.", ".").lstrip("/")
+        shown = shown.replace("(.*)", "{path}").replace("\\.", ".").replace("(-?\\d+)", "{id}")
+        shown = shown.lstrip("/")
         assert shown in (handlers.__doc__ or ""), shown
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -249,6 +250,8 @@ def test_failure_page_says_who_what_when() -> None:
         div.find_all("dt")[0].words(): div.find_all("dd")[0].words()
         for div in doc.by_id("rp-facts").find_all("div")
     }
+    # "Failed": how long ago it ended, by the real clock (the spawn history, issue 10)
+    assert re.fullmatch(r"(just now|\d+ (minute|hour|day|week|month|year)s? ago)", facts.pop("Failed"))
     assert dict(list(facts.items())[:6]) == {
         "User": "alice",
         "Server": "gpu",

@@ -33,6 +33,7 @@ CLASSES = {
     "JupyterHub": "jupyterhub.app",
     "KubeSpawner": "kubespawner",
     "Spawner": "jupyterhub.spawner",
+    "SpawnHistory": "richprogress.history",
 }
 
 OPTIONS = sorted(set(re.findall(r"\bc\.([A-Z]\w*)\.([a-z_]\w*)", README)))
@@ -46,7 +47,7 @@ def test_readme_names_the_options_of_every_class() -> None:
     named = {cls for cls, _ in OPTIONS}
     assert {"EventFormatter", "RichProgressMixin", "RichKubeSpawner"} <= named
     # the reference lists every option of our own classes
-    for cls_name in ("EventFormatter", "RichProgressMixin", "RichKubeSpawner"):
+    for cls_name in ("EventFormatter", "RichProgressMixin", "RichKubeSpawner", "SpawnHistory"):
         cls = _class(cls_name)
         own = set(cls.class_own_traits(config=True))
         assert own <= {opt for c, opt in OPTIONS if c == cls_name}, f"{cls_name} options missing from README"
@@ -98,6 +99,7 @@ def test_each_route_in_the_readme_is_served(route: str) -> None:
         route.replace("{user}", "alice")
         .replace("{server_name}", "gpu")
         .replace("{path}", "richprogress.js")
+        .replace("{id}", "7")
         .replace(".../", "api/richprogress/users/alice/")
         .split("?")[0]
     )

@@ -31,6 +31,7 @@ HEADLINES = [
     "quay.io/jupyter/no-such-notebook:2026-11 is not allowed",
     "No machine has enough free memory.",
     "The image <img src=x onerror=alert(1)> does not exist.",
+    "The image quay.io/x/<img src=x onerror=alert(1)>:1 does not exist",
 ]
 
 OBJ = {"kind": "Pod", "name": "jupyter-alice", "container": "notebook", "field_path": None}
@@ -67,6 +68,8 @@ def test_headline_takes_the_image_out_only_when_the_sentence_keeps_its_subject()
     )
     assert headline_parts(HEADLINES[2]) == (HEADLINES[2], "")
     assert headline_parts(HEADLINES[3]) == (HEADLINES[3], "")
+    # a name no registry could hold (spaces, markup) is not cut in two: the sentence stays whole
+    assert headline_parts(HEADLINES[5]) == (HEADLINES[5], "")
 
 
 def test_own_pod_and_container_and_plain_types_are_not_repeated_on_rows() -> None:

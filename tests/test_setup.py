@@ -60,7 +60,12 @@ def test_setup_wires_everything_once(calls, make, their_paths, their_routes, the
 
     # (JupyterHub adds its own folder last if it is missing; an unset option starts with it)
     stock = app._template_paths_default()[0]
-    assert [p for p in app.template_paths if p != stock] == [hub_setup.template_path(), *their_paths]
+    # our home.html and spawn.html (the spawn history's notice) go last: a hub's own win
+    assert [p for p in app.template_paths if p != stock] == [
+        hub_setup.template_path(),
+        *their_paths,
+        hub_setup.notice_template_path(),
+    ]
     routes = [h[0] for h in app.extra_handlers]
     assert routes == their_routes + [h[0] for h in handlers.default_handlers]
     assert set(app.template_vars) == {"richprogress", *their_vars}
@@ -78,11 +83,14 @@ def test_template_path_holds_our_overrides() -> None:
     folder = Path(hub_setup.template_path())
     assert (folder / "spawn_pending.html").is_file()
     assert (folder / "not_running.html").is_file()
+    notices = Path(hub_setup.notice_template_path())
+    assert (notices / "home.html").is_file()
+    assert (notices / "spawn.html").is_file()
 
 
 def test_handlers_are_exported_for_hand_wiring() -> None:
     routes = [h[0] for h in handlers.default_handlers]
-    assert all(r.startswith(("/api/richprogress/", "/richprogress/static/")) for r in routes)
+    assert all(r.startswith(("/api/richprogress/", "/richprogress/")) for r in routes)
     # routes are relative to the hub prefix: JupyterHub prepends {base_url}hub/
     assert not any(r.startswith("/hub/") for r in routes)
 

@@ -13,13 +13,20 @@ import logging
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from prometheus_client import REGISTRY
 from test_spawner_mixin import collect, make, run
 
-from richprogress import typical, typical_cache
+from richprogress import spawn_events, typical, typical_cache
 from richprogress.metrics import default_metrics
 from richprogress.spawn_ended import on_spawn_end
 from richprogress.timeline import SpawnTimeline
+
+
+@pytest.fixture(autouse=True)
+def _metrics_listen(_isolated_spawn_listeners: None) -> None:
+    # what richprogress.setup(c) does at hub start: the metrics hear each spawn's end
+    spawn_events.subscribe(on_spawn_end)
 
 
 def read(name: str, **labels: str) -> float:
@@ -40,7 +47,7 @@ async def test_a_ready_start_is_counted_once_and_feeds_typical_times():
     count = "richprogress_spawn_duration_seconds_count"
     assert read(count, outcome="ready", profile="ended-ready") == 1
     await spawner.stop()  # the user stops the running server later: no second count
-    spawner._rp_spawn_ended(spawner.spawn_timeline)  # and a repeated announcement is ignored
+    spawn_events.spawn_ended(spawner, spawner.spawn_timeline)  # a repeated announcement is ignored
     assert read(count, outcome="ready", profile="ended-ready") == 1
     assert len(typical_cache.default_cache()._recent["ended-ready"]) == 1
 

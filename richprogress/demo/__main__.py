@@ -35,6 +35,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help="seconds before a spawn gives up (default: from the speed, 30 at speed 10)",
     )
+    parser.add_argument(
+        "--state-dir",
+        default=None,
+        metavar="DIR",
+        help="keep the hub database, cookie secret and spawn history in DIR, so that a rerun "
+        "with the same DIR is a hub restart (default: a temporary folder, removed on exit)",
+    )
+    parser.add_argument(
+        "--history-url",
+        default=None,
+        metavar="URL",
+        help="SQLAlchemy URL of the spawn history database, e.g. "
+        "postgresql://user@127.0.0.1/richprogress (default: a SQLite file in the hub's folder)",
+    )
     args = parser.parse_args(argv)
     if args.speed <= 0:
         parser.error("--speed must be positive")
@@ -58,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         speed=args.speed,
         base_url=args.base_url,
         start_timeout=args.start_timeout,
+        workdir=args.state_dir,
+        history_url=args.history_url,
     )
     print(f"Starting the richprogress demo (speed x{args.speed:g})...", flush=True)
     try:
@@ -72,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"Open {url} and log in with any name and password.\n"
             f"Pick a scenario in the spawn form (image-not-found shows a failure).\n"
-            f"Press Ctrl-C to stop. (hub log: {hub.log_path})",
+            f"Press Ctrl-C to stop. (hub log: {hub.log_path})"
+            + (f"\nState is kept in {args.state_dir}: run again with --state-dir to restart the hub." if args.state_dir else ""),
             flush=True,
         )
         while not stop.wait(0.5):

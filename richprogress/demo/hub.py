@@ -151,8 +151,11 @@ class DemoHub:
         speed: how much faster than a real cluster the scenarios replay.
         base_url: JupyterHub's ``base_url`` (``/`` or e.g. ``/jh/``).
         start_timeout: ``c.KubeSpawner.start_timeout`` in seconds; default from the speed.
-        workdir: where the database, cookie secret, kubeconfig and logs go; a temporary
-            folder (removed on stop) when None.
+        workdir: where the database, cookie secret, spawn history, kubeconfig and logs go;
+            a temporary folder (removed on stop) when None. A DemoHub started again on the
+            same folder is a hub restart (same users, same cookies, same spawn history).
+        history_url: the spawn history's database (``c.SpawnHistory.url``); default a
+            SQLite file in ``workdir``.
         extra_config: Python appended to the demo config (loaded after it), for tests.
         ready_timeout: seconds to wait for the hub to answer before giving up.
     """
@@ -166,6 +169,7 @@ class DemoHub:
         workdir: str | os.PathLike[str] | None = None,
         extra_config: str = "",
         ready_timeout: float = 60.0,
+        history_url: str | None = None,
     ) -> None:
         if speed <= 0:
             raise ValueError(f"speed must be positive, not {speed!r}")
@@ -178,6 +182,7 @@ class DemoHub:
         self._own_workdir = workdir is None
         self._workdir_arg = Path(workdir) if workdir is not None else None
         self.extra_config = extra_config
+        self.history_url = history_url
         self.ready_timeout = ready_timeout
         #: an admin service token (scopes: admin:users, admin:servers, read/access:servers)
         self.api_token = secrets.token_hex(24)
@@ -379,6 +384,7 @@ class DemoHub:
                 "RICHPROGRESS_DEMO_CHP": chp,
                 "RICHPROGRESS_DEMO_API_TOKEN": self.api_token,
                 "RICHPROGRESS_DEMO_EXTRA_CONFIG": str(extra),
+                "RICHPROGRESS_DEMO_HISTORY_URL": self.history_url or "",
                 # CHP is a node script: make sure `node` next to it is found too
                 "PATH": os.pathsep.join([str(Path(chp).parent), env.get("PATH", "")]),
             }

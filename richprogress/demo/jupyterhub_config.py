@@ -40,6 +40,10 @@ c.ConfigurableHTTPProxy.pid_file = str(workdir / "jupyterhub-proxy.pid")
 # -- state lives in the demo's throwaway folder ------------------------------------------------
 c.JupyterHub.db_url = "sqlite:///{}".format(workdir / "jupyterhub.sqlite")
 c.JupyterHub.cookie_secret_file = str(workdir / "jupyterhub_cookie_secret")
+# the spawn history: a SQLite file beside the hub's database unless --history-url says
+c.SpawnHistory.url = env.get("RICHPROGRESS_DEMO_HISTORY_URL") or "sqlite:///{}".format(
+    workdir / "richprogress_history.sqlite"
+)
 
 # -- anyone can log in, with any password; "admin" is an admin ---------------------------------
 c.JupyterHub.authenticator_class = "dummy"

@@ -1,0 +1,167 @@
+"""A finished spawn as the history keeps it: the snapshot taken when it ends, the database
+row built from it, and the dicts and timelines rebuilt from a row.
+
+One and only purpose: the shapes of a stored spawn, as pure functions (no database, no
+threads), shared by the store (``store.py``) and the pages that read it.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from datetime import datetime, timezone
+from typing import Any
+
+from .. import admin_facts
+from ..causes import failure_cause
+from ..diagnose import diagnose, step_durations
+from ..spawn_events import SpawnEnd
+from ..timeline import SpawnTimeline, isoformat_z, parse_timestamp, utcnow
+from .facts import spawn_facts
+
+
+def naive_utc(moment: datetime) -> datetime:
+    """A moment as the database columns hold it: UTC without a zone (every database
+    compares those alike)."""
+    return moment.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def _aware(moment: Any) -> datetime | None:
+    if isinstance(moment, datetime):
+        return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment
+    if isinstance(moment, str):
+        return parse_timestamp(moment)
+    return None
+
+
+#: columns of a spawn's summary (lists), in the order the JSON shows them
+SUMMARY_COLUMNS = (
+    "id",
+    "user_name",
+    "server_name",
+    "requested_at",
+    "finished_at",
+    "outcome",
+    "profile_slug",
+    "profile_name",
+    "summary",
+    "hint",
+    "phase",
+    "cause",
+    "elapsed",
+)
+
+
+def snapshot(end: SpawnEnd) -> dict[str, Any]:
+    """What ``record()`` keeps of a finished spawn, taken on the event loop (cheap: a
+    shallow copy of the record list, the spawner's facts)."""
+    spawner, timeline = end.spawner, end.timeline
+    user = getattr(spawner, "user", None)
+    return {
+        "user_name": str(getattr(user, "name", "") or ""),
+        "server_name": timeline.server_name or str(getattr(spawner, "name", "") or ""),
+        "requested_at": timeline.started_at,
+        "finished_at": timeline.finished_at or utcnow(),
+        "outcome": end.outcome,
+        "failure_message": timeline.failure_message,
+        "records": timeline.records(),
+        "dropped": timeline.dropped,
+        "progress": timeline.progress,
+        "facts": dict(spawn_facts(spawner)),
+        # the facts box of the failure page, as it showed them live (label, value)
+        "shown_facts": admin_facts.spawn_facts(spawner, timeline.records()),
+        "stopped_early": timeline.stopped_early,
+    }
+
+
+def build_row(snap: dict[str, Any]) -> dict[str, Any]:
+    """The database row of a snapshot: diagnosis, cause, steps and the JSON payload.
+
+    Runs on the writer thread (the diagnosis walks every record)."""
+    records = snap["records"]
+    outcome = snap["outcome"]
+    message = snap["failure_message"]
+    diagnosis: dict[str, Any] | None = dict(diagnose(records, message)) if outcome != "ready" else None
+    started, finished = snap["requested_at"], snap["finished_at"]
+    steps = [
+        {"label": s["label"], "phase": s.get("phase"), "start": s.get("start"), "duration": s.get("duration")}
+        for s in step_durations(records, started, finished)
+    ]
+    facts = snap["facts"]
+    cause: str | None
+    if outcome == "failed":
+        # the same cause the metrics count (causes.py), so the admin page and Grafana agree
+        cause = failure_cause(records, diagnosis["record_id"] if diagnosis else None, message)[:255]
+    else:
+        cause = "stopped" if outcome == "stopped" else None
+    payload = {
+        "records": records,
+        "steps": steps,
+        "facts": facts,
+        "shown_facts": snap.get("shown_facts") or [],
+        "stopped_early": snap.get("stopped_early"),
+        "dropped": snap["dropped"],
+        "progress": snap["progress"],
+    }
+    return {
+        "user_name": snap["user_name"][:255],
+        "server_name": snap["server_name"][:255],
+        "requested_at": naive_utc(started),
+        "finished_at": naive_utc(finished),
+        "outcome": outcome,
+        "profile_slug": (facts.get("profile_slug") or None),
+        "profile_name": (facts.get("profile_name") or None),
+        "summary": diagnosis["summary"] if diagnosis else None,
+        "hint": diagnosis["hint"] if diagnosis else None,
+        "phase": diagnosis["phase"] if diagnosis else None,
+        "record_id": diagnosis["record_id"] if diagnosis else None,
+        "cause": cause,
+        "failure_message": message,
+        "elapsed": round(max(0.0, (finished - started).total_seconds()), 3),
+        # zlib: the records repeat themselves (names, images, reasons); a third of the size
+        "payload": zlib.compress(json.dumps(payload, separators=(",", ":"), default=str).encode(), 6),
+    }
+
+
+def summary_of(row: dict[str, Any]) -> dict[str, Any]:
+    """A spawn as the list endpoint and the pages show it (times as ISO 8601 ``Z``)."""
+    out = {key: row.get(key) for key in SUMMARY_COLUMNS}
+    for key in ("requested_at", "finished_at"):
+        moment = _aware(out[key])
+        out[key] = isoformat_z(moment) if moment else None
+    return out
+
+
+def full_spawn(row: dict[str, Any]) -> dict[str, Any]:
+    """One spawn with its records, steps and facts (``payload`` unpacked)."""
+    out = summary_of(row)
+    out["record_id"] = row.get("record_id")
+    out["failure_message"] = row.get("failure_message")
+    payload = row.get("payload")
+    data = json.loads(zlib.decompress(payload)) if isinstance(payload, (bytes, memoryview)) else {}
+    out.update(data)
+    return out
+
+
+def timeline_of(spawn: dict[str, Any]) -> SpawnTimeline:
+    """A finished ``SpawnTimeline`` rebuilt from a stored spawn, for the pages that render
+    timelines (the failure page, the timeline JSON and text)."""
+    started = _aware(spawn.get("requested_at")) or utcnow()
+    finished = _aware(spawn.get("finished_at")) or started
+    records = spawn.get("records") or []
+    timeline = SpawnTimeline(
+        server_name=spawn.get("server_name") or "",
+        started_at=started,
+        max_records=max(len(records), 1),
+        clock=lambda: finished,
+    )
+    for record in records:
+        timeline.add(record)
+    timeline.dropped = int(spawn.get("dropped") or 0)
+    stopped_early = spawn.get("stopped_early")
+    timeline.stopped_early = stopped_early if isinstance(stopped_early, dict) else None
+    outcome = spawn.get("outcome")
+    timeline.finish(
+        "ready" if outcome == "ready" else "failed", spawn.get("failure_message")
+    )
+    return timeline

@@ -1,0 +1,126 @@
+"""The spawn history's tables, and the schema version that lets a later release migrate them.
+
+One and only purpose: define the two tables and bring a database to ``SCHEMA_VERSION``.
+
+- ``richprogress_meta`` holds one row per key; ``schema_version`` is the version of the
+  tables below. A database without it is new: the tables are created and the version set.
+- ``richprogress_spawns`` holds one row per finished spawn. What pages filter and sort by
+  is in columns (with the indexes those queries use); the rest (records, steps, facts) is
+  one column of zlib-compressed JSON, read only when a single spawn is shown.
+
+Upgrades: a release that changes the tables raises ``SCHEMA_VERSION`` and adds a function
+to ``MIGRATIONS`` that takes a connection from version N to N + 1 (in one transaction).
+``ensure_schema`` runs the missing steps in order at the first use after the upgrade. A
+database newer than this code is refused (the store then keeps to memory) rather than
+written with an old layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    select,
+)
+from sqlalchemy.engine import Connection, Engine
+
+#: the version of the tables this code writes
+SCHEMA_VERSION = 1
+
+metadata = MetaData()
+
+meta_table = Table(
+    "richprogress_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", String(255), nullable=False),
+)
+
+spawns_table = Table(
+    "richprogress_spawns",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user_name", String(255), nullable=False),
+    Column("server_name", String(255), nullable=False, default=""),
+    # naive UTC datetimes: every database compares them alike
+    Column("requested_at", DateTime, nullable=False),
+    Column("finished_at", DateTime, nullable=False),
+    Column("outcome", String(16), nullable=False),
+    Column("profile_slug", String(255)),
+    Column("profile_name", String(255)),
+    Column("summary", Text),
+    Column("hint", Text),
+    Column("phase", String(32)),
+    Column("record_id", String(255)),
+    # the decisive rule's id, or "timeout" / "unknown" for a failure: what the admin page
+    # counts by (a small set, never free text)
+    Column("cause", String(255)),
+    Column("failure_message", Text),
+    Column("elapsed", Float),
+    # records, steps, facts, dropped, progress: zlib-compressed JSON, read only when one
+    # spawn is shown
+    Column("payload", LargeBinary, nullable=False),
+    # a server's spawns, newest first (lists, the failure page, retention per server)
+    Index("ix_rp_spawns_server", "user_name", "server_name", "id"),
+    # the admin page: newest failures (by id, as it pages), newest of one cause, and the
+    # counts by cause over a time range, from an index alone: SQLite's planner takes the
+    # one in GROUP BY order (without it, it read table rows: 50 ms at 100k spawns),
+    # PostgreSQL the one in time order (a range scan)
+    Index("ix_rp_spawns_outcome_id", "outcome", "id"),
+    Index("ix_rp_spawns_outcome_cause_id", "outcome", "cause", "id"),
+    Index("ix_rp_spawns_outcome_cause_time", "outcome", "cause", "finished_at"),
+    Index("ix_rp_spawns_outcome_time_cause", "outcome", "finished_at", "cause"),
+    # the age limit
+    Index("ix_rp_spawns_time", "finished_at"),
+)
+
+#: step N -> N + 1, run in order by ``ensure_schema``
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was written by a newer richprogress; we do not touch it."""
+
+
+def stored_version(conn: Connection) -> int | None:
+    """The schema version recorded in the database, or None for a database without ours."""
+    if not conn.dialect.has_table(conn, "richprogress_meta"):
+        return None
+    value = conn.execute(
+        select(meta_table.c.value).where(meta_table.c.key == "schema_version")
+    ).scalar()
+    return int(value) if value is not None else None
+
+
+def ensure_schema(engine: Engine) -> int:
+    """Create the tables on first use, or migrate them to ``SCHEMA_VERSION``; the version."""
+    with engine.begin() as conn:
+        version = stored_version(conn)
+        if version is None:
+            metadata.create_all(conn)
+            conn.execute(meta_table.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+            return SCHEMA_VERSION
+        if version > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"the spawn history database has schema version {version}; this richprogress "
+                f"knows versions up to {SCHEMA_VERSION}: upgrade richprogress"
+            )
+        while version < SCHEMA_VERSION:
+            MIGRATIONS[version](conn)
+            version += 1
+            conn.execute(
+                meta_table.update()
+                .where(meta_table.c.key == "schema_version")
+                .values(value=str(version))
+            )
+        return version

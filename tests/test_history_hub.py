@@ -1,0 +1,354 @@
+"""The spawn history inside a real JupyterHub: what lasts through the spawn form, a hub
+restart, and who may read it.
+
+A real ``jupyterhub`` (with configurable-http-proxy) runs on 127.0.0.1 free ports with
+``richprogress.setup(c)``. Its spawner is ``RichProgressMixin`` on ``HistoryTestSpawner``
+(in the generated config): its ``progress()`` tells three steps of an image that does not
+exist (the image name holds HTML), then ``start()`` fails, or, when started with the
+options ``{"ok": true}``, serves a tiny web server so the hub sees it ready. Finished
+spawns go to the real store (a SQLite file in the hub's folder, or PostgreSQL).
+
+Fixtures: ``history_hub`` (module): the hub, with alice's default server failed once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+import requests
+from test_handlers import CHP_BIN, HOSTILE, Hub, _stop, free_port
+
+BASE_URL = "/prefix/"
+USERS = ["alice", "bob", "admin", "reader", "visitor"]
+
+CONFIG = textwrap.dedent(
+    '''
+    import asyncio
+    import socket
+
+    from jupyterhub.spawner import Spawner
+    from tornado import web
+    from tornado.httpserver import HTTPServer
+
+    import richprogress
+    from richprogress import RichProgressMixin
+
+    HOSTILE = {hostile!r}
+    STEPS = [
+        {{"progress": 10, "message": "Found a machine for your server"}},
+        {{"progress": 50, "message": f"Downloading the image quay.io/x/{{HOSTILE}}:1"}},
+        {{"progress": 60, "message": f"The image quay.io/x/{{HOSTILE}}:1 does not exist"}},
+    ]
+
+    class Ok(web.RequestHandler):
+        def get(self, *args):
+            self.write("ok")
+
+    class HistoryTestSpawner(Spawner):
+        """Tells STEPS, then fails; with user_options {{"ok": true}} it becomes ready."""
+
+        _server = None
+
+        async def start(self):
+            await asyncio.sleep(0.6)
+            if not self.user_options.get("ok"):
+                raise RuntimeError(f"The image quay.io/x/{{HOSTILE}}:1 does not exist")
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+            sock.close()
+            self._server = HTTPServer(web.Application([(r"/(.*)", Ok)]))
+            self._server.listen(port, "127.0.0.1")
+            return ("127.0.0.1", port)
+
+        async def progress(self):
+            for step in STEPS:
+                await asyncio.sleep(0.1)
+                yield step
+
+        async def poll(self):
+            return None if self._server is not None else 0
+
+        async def stop(self, now=False):
+            if self._server is not None:
+                self._server.stop()
+                self._server = None
+
+    class Spawner(RichProgressMixin, HistoryTestSpawner):
+        pass
+
+    c = get_config()  # noqa
+    c.JupyterHub.ip = "127.0.0.1"
+    c.JupyterHub.port = {port}
+    c.JupyterHub.hub_ip = "127.0.0.1"
+    c.JupyterHub.hub_port = {hub_port}
+    c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
+    c.ConfigurableHTTPProxy.pid_file = {chp_pid!r}
+    c.JupyterHub.base_url = {base_url!r}
+    c.JupyterHub.db_url = "sqlite:///" + {db!r}
+    c.JupyterHub.cookie_secret_file = {secret!r}
+    c.JupyterHub.allow_named_servers = True
+    c.JupyterHub.authenticator_class = "dummy"
+    c.Authenticator.admin_users = {{"admin"}}
+    c.Authenticator.allowed_users = {users!r}
+    c.JupyterHub.spawner_class = Spawner
+    c.Spawner.options_form = "<input name='anything'>"
+    c.Spawner.http_timeout = 10
+    c.JupyterHub.tornado_settings = {{"slow_spawn_timeout": 0}}
+    c.JupyterHub.api_tokens = {tokens!r}
+    c.JupyterHub.load_roles = [
+        {{"name": "alice-reader", "scopes": ["read:servers!user=alice"], "users": ["reader"]}},
+        {{"name": "alice-visitor", "scopes": ["access:servers!user=alice"], "users": ["visitor"]}},
+    ]
+    c.JupyterHub.cleanup_servers = True
+    {history_line}
+    richprogress.setup(c)
+    '''
+)
+
+
+@contextmanager
+def history_hub_process(work: Path, history_url: str | None = None) -> Iterator[Hub]:
+    """A real jupyterhub in ``work`` (reusing its database and secret when run again)."""
+    tokens = {user: f"token-{i}-{user}-stable" for i, user in enumerate(USERS)}
+    port = free_port()
+    config = work / "jupyterhub_config.py"
+    config.write_text(
+        CONFIG.format(
+            hostile=HOSTILE,
+            port=port,
+            hub_port=free_port(),
+            proxy_api_port=free_port(),
+            chp_pid=str(work / "chp.pid"),
+            base_url=BASE_URL,
+            db=str(work / "hub.sqlite"),
+            secret=str(work / "cookie_secret"),
+            tokens={token: user for user, token in tokens.items()},
+            users=set(USERS),
+            history_line=f"c.SpawnHistory.url = {history_url!r}" if history_url else "",
+        )
+    )
+    log = work / "hub.log"
+    env = dict(os.environ, PATH=f"{CHP_BIN}{os.pathsep}{os.environ['PATH']}")
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyterhub", "-f", str(config)],
+            cwd=work,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    hub = Hub(url=f"http://127.0.0.1:{port}{BASE_URL}", tokens=tokens, log=log)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError("jupyterhub exited:\n" + log.read_text()[-4000:])
+            try:
+                if requests.get(hub.url + "hub/api/", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError("jupyterhub did not start:\n" + log.read_text()[-4000:])
+            time.sleep(0.2)
+        yield hub
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        _stop(work / "chp.pid")
+
+
+def start(hub: Hub, user: str, server: str = "", ok: bool = False) -> None:
+    name = quote(user, safe="")
+    path = f"users/{name}/servers/{quote(server, safe='')}" if server else f"users/{name}/server"
+    r = requests.post(
+        hub.url + "hub/api/" + path,
+        headers={"Authorization": f"token {hub.tokens[user]}"},
+        json={"ok": True} if ok else {},
+        timeout=10,
+    )
+    assert r.status_code in (201, 202), r.text
+
+
+def spawns_path(user: str, server: str = "", suffix: str = "") -> str:
+    base = f"richprogress/users/{quote(user, safe='')}"
+    if server:
+        base += f"/servers/{quote(server, safe='')}"
+    return base + "/spawns" + suffix
+
+
+def wait_stored(hub: Hub, user: str, server: str = "", count: int = 1) -> list[dict]:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        r = hub.api(spawns_path(user, server), "admin")
+        if r.status_code == 200 and len(r.json()["spawns"]) >= count:
+            time.sleep(0.5)  # the hub marks the spawner failed right after start() raised
+            return r.json()["spawns"]
+        time.sleep(0.2)
+    raise AssertionError(f"no stored spawn for {user}/{server}; log:\n{hub.log.read_text()[-3000:]}")
+
+
+def failure_page(hub: Hub, viewer: str, owner: str, server: str = "") -> str:
+    """JupyterHub's own failure page (spawn-pending) as ``viewer`` sees it (JupyterHub
+    answers a server that is not running with 404 and its not_running page)."""
+    path = f"spawn-pending/{quote(owner, safe='')}" + (f"/{quote(server, safe='')}" if server else "")
+    r = hub.page(path, viewer)
+    assert r.status_code in (200, 404), r.status_code
+    return r.text
+
+
+def summary_of(page: str) -> str:
+    found = re.search(r'<h1 id="rp-summary" class="rp-summary">(.*?)</h1>', page, re.S)
+    return " ".join(found.group(1).split()) if found else ""
+
+
+@pytest.fixture(scope="module")
+def history_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    work = tmp_path_factory.mktemp("history-hub")
+    with history_hub_process(work) as hub:
+        start(hub, "alice")
+        wait_stored(hub, "alice")
+        start(hub, "alice", "gpu")
+        wait_stored(hub, "alice", "gpu")
+        hub.work = work  # type: ignore[attr-defined]
+        yield hub
+
+
+HOSTILE_TEXT = "The image quay.io/x/&lt;img src=x onerror=alert(1)&gt;:1 does not exist"
+
+ACCESS = [
+    pytest.param("alice", "alice", "", 200, id="owner"),
+    pytest.param("alice", "alice", "gpu", 200, id="owner-named"),
+    pytest.param("admin", "alice", "", 200, id="admin"),
+    pytest.param("reader", "alice", "gpu", 200, id="read-servers-on-owner"),
+    pytest.param("bob", "alice", "", 404, id="other-user-404"),
+    pytest.param("visitor", "alice", "", 404, id="access-servers-is-not-read"),
+    pytest.param(None, "alice", "", 403, id="no-token-403"),
+    pytest.param("admin", "nobody", "", 404, id="unknown-user"),
+]
+
+
+@pytest.mark.parametrize(("requester", "owner", "server", "status"), ACCESS)
+def test_spawn_list_and_detail_access(
+    history_hub: Hub, requester: str | None, owner: str, server: str, status: int
+) -> None:
+    listed = history_hub.api(spawns_path(owner, server), requester)
+    assert listed.status_code == status, listed.text
+    spawn_id = wait_stored(history_hub, "alice", server)[0]["id"]
+    one = history_hub.api(spawns_path(owner, server, f"/{spawn_id}"), requester)
+    assert one.status_code == status, one.text
+    if status != 200:
+        return
+    spawns = listed.json()["spawns"]
+    assert spawns[0]["outcome"] == "failed"
+    assert spawns[0]["summary"] == "The image quay.io/x/<img src=x onerror=alert(1)>:1 does not exist"
+    detail = one.json()
+    assert detail["id"] == spawn_id
+    assert detail["server_name"] == server
+    assert detail["diagnosis"]["summary"] == spawns[0]["summary"]
+    assert [r["message"] for r in detail["records"]][0] == "Found a machine for your server"
+    assert one.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_a_spawn_of_another_server_is_404(history_hub: Hub) -> None:
+    spawn_id = wait_stored(history_hub, "alice", "gpu")[0]["id"]
+    assert history_hub.api(spawns_path("alice", "", f"/{spawn_id}"), "alice").status_code == 404
+
+
+def test_the_list_pages(history_hub: Hub) -> None:
+    r = history_hub.api(spawns_path("alice"), "alice", limit="1")
+    assert r.status_code == 200
+    assert len(r.json()["spawns"]) == 1
+    assert history_hub.api(spawns_path("alice"), "alice", limit="0").status_code == 400
+    assert history_hub.api(spawns_path("alice"), "alice", before="x").status_code == 400
+
+
+def test_the_failure_page_lasts_after_the_spawn_form_replaced_the_spawner(history_hub: Hub) -> None:
+    session = history_hub.login("alice")
+    form = session.get(history_hub.url + "hub/spawn/alice/gpu", timeout=10)
+    assert form.status_code == 200 and "spawn_form" in form.text
+    # JupyterHub replaced the failed spawner: its in-memory timeline is gone, and its own
+    # failure page is 404 for a named server...
+    stock = session.get(history_hub.url + "hub/spawn-pending/alice/gpu", timeout=10)
+    assert stock.status_code == 404
+    page = session.get(history_hub.url + "hub/richprogress/failed/alice/gpu", timeout=10).text
+    # ...and the page tells the stored spawn, with when it happened
+    assert summary_of(page) == HOSTILE_TEXT
+    assert "<img src=x" not in page
+    assert re.search(r'id="rp-ended"><dt>Failed</dt><dd><time datetime="[^"]+Z">(just now|\d+ minutes? ago)</time>', page)
+    assert 'id="rp-timeline"' in page and "Found a machine for your server" in page
+    assert "Relaunch server" in page
+
+
+def test_the_home_page_and_spawn_form_say_the_last_start_failed(history_hub: Hub) -> None:
+    session = history_hub.login("alice")
+    for path in ("hub/home", "hub/spawn/alice/other"):
+        page = session.get(history_hub.url + path, timeout=10).text
+        notices = re.findall(r'<div class="alert alert-warning[^"]*rp-notice".*?</div>', page, re.S)
+        assert len(notices) == 2, page[:3000]
+        text = re.sub(r" ([:.])", r"\1", " ".join(re.sub(r"<[^>]+>", " ", notices[0]).split()))
+        assert text.startswith("The last start of your server gpu failed just now: " + HOSTILE_TEXT)
+        assert f'href="{BASE_URL}hub/richprogress/failed/alice/gpu"' in notices[0]
+        assert f'href="{BASE_URL}hub/richprogress/failed/alice"' in notices[1]
+    assert "rp-notice" not in history_hub.page("home", "bob").text
+
+
+def test_a_later_success_removes_the_notice(history_hub: Hub) -> None:
+    start(history_hub, "alice", "ok", ok=False)
+    wait_stored(history_hub, "alice", "ok")
+    assert "failed/alice/ok" in history_hub.page("home", "alice").text
+    start(history_hub, "alice", "ok", ok=True)
+    spawns = wait_stored(history_hub, "alice", "ok", count=2)
+    assert [s["outcome"] for s in spawns] == ["ready", "failed"]
+    assert "failed/alice/ok" not in history_hub.page("home", "alice").text
+
+
+def test_the_admin_page_lists_failures_with_counts(history_hub: Hub) -> None:
+    page = history_hub.page("richprogress/failures", "admin")
+    assert page.status_code == 200
+    rows = re.findall(r'<tr class="rp-failure-row".*?</tr>', page.text, re.S)
+    assert len(rows) >= 2
+    assert "alice" in rows[0] and HOSTILE_TEXT in rows[0]
+    assert "<img src=x" not in page.text
+    counts = re.search(r'<tr data-cause="([^"]+)">\s*<td>.*?</td>\s*<td class="text-end">(\d+)</td>', page.text, re.S)
+    assert counts is not None and int(counts.group(2)) >= 2
+    filtered = history_hub.page(f"richprogress/failures?cause={counts.group(1)}", "admin")
+    assert 'id="rp-cause-filter"' in filtered.text
+    for viewer in ("alice", "reader"):
+        assert history_hub.page("richprogress/failures", viewer).status_code == 404
+
+
+def test_the_failure_page_lasts_through_a_hub_restart(tmp_path: Path) -> None:
+    with history_hub_process(tmp_path) as hub:
+        start(hub, "alice")
+        start(hub, "alice", "gpu")
+        wait_stored(hub, "alice")
+        wait_stored(hub, "alice", "gpu")
+    with history_hub_process(tmp_path) as hub:
+        # the default server: JupyterHub's own failure page tells the stored spawn
+        assert summary_of(failure_page(hub, "alice", "alice")) == HOSTILE_TEXT
+        # a named server: JupyterHub forgot it (404), our page has it
+        named = hub.page("richprogress/failed/alice/gpu", "alice")
+        assert summary_of(named.text) == HOSTILE_TEXT
+        home = hub.page("home", "alice").text
+        assert "failed/alice/gpu" in home and 'failed/alice"' in home
+        # the timeline endpoint falls back to the stored spawn too
+        r = hub.api("richprogress/users/alice/timeline", "alice")
+        assert r.status_code == 200 and r.json()["diagnosis"]["summary"].startswith("The image")
+    assert (tmp_path / "richprogress_history.sqlite").is_file()

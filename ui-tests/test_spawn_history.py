@@ -1,0 +1,203 @@
+"""The failure page lasts (spawn history, issue 10), in Chromium against the demo hub.
+
+``hub_page`` / ``make_hub_page`` give ``HubPage``s (ui-tests/conftest.py), typed ``Any``
+here because tests never import conftest.
+
+A spawn fails (image-not-found), then, as a user does: (a) opens the spawn form and comes
+back, (b) logs out and in, (c) the hub restarts with the same state (SQLite, and the same
+against a real PostgreSQL). Each time the failure page shows the cause and the timeline,
+and the home page says in one line that the last start failed. And a hub restart in the
+middle of a spawn: the open page says it lost contact, then reloads when the hub is back.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from richprogress.demo.hub import DemoHub, free_port
+
+# the throwaway PostgreSQL server of the store's tests
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from pg_fixtures import postgres_server  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+CAUSE = "quay.io/jupyter/no-such-notebook:2026-11"
+
+
+def fail_a_spawn(hub_page: Any) -> None:
+    hub_page.spawn("image-not-found")
+    expect(hub_page.page.locator("#rp-failure")).to_be_visible()
+
+
+def expect_failure_page(page: Page) -> None:
+    """The failure page, told from the store: cause, when, steps and timeline."""
+    expect(page.locator("#rp-summary")).to_contain_text(CAUSE)
+    expect(page.locator("#rp-summary")).to_contain_text("does not exist")
+    expect(page.locator("#rp-hint")).not_to_be_empty()
+    expect(page.locator("#rp-ended")).to_contain_text("Failed")
+    expect(page.locator("#rp-timeline .rp-event").first).to_be_visible()
+    expect(page.locator("#rp-timeline .rp-decisive")).to_have_count(1)
+
+
+def expect_home_notice(hub_page: Any) -> None:
+    page = hub_page.page
+    page.goto(f"{hub_page.hub.url}hub/home")
+    notice = page.locator(".rp-notice")
+    expect(notice).to_have_count(1)
+    expect(notice).to_contain_text("The last start of your server failed")
+    expect(notice).to_contain_text(CAUSE)
+    notice.locator(".rp-notice-link").click()
+    page.wait_for_url(f"**/hub/richprogress/failed/{hub_page.user_path}")
+    expect_failure_page(page)
+
+
+def failure_page_url(hub_page: Any) -> str:
+    return f"{hub_page.hub.url}hub/spawn-pending/{hub_page.user_path}"
+
+
+def test_after_the_spawn_form_replaced_the_spawner(hub_page: Any, images_dir: Path) -> None:
+    fail_a_spawn(hub_page)
+    page = hub_page.page
+    page.goto(f"{hub_page.hub.url}hub/spawn")  # JupyterHub replaces the failed spawner here
+    expect(page.locator(".rp-notice")).to_contain_text(CAUSE)
+    page.goto(failure_page_url(hub_page))
+    expect_failure_page(page)
+    page.screenshot(path=str(images_dir / "history-failure-after-spawn-form.png"), full_page=True)
+    expect_home_notice(hub_page)
+    page.goto(f"{hub_page.hub.url}hub/home")
+    page.screenshot(path=str(images_dir / "history-home-notice.png"))
+    assert hub_page.dialogs == []
+
+
+def test_after_logging_out_and_in(hub_page: Any) -> None:
+    fail_a_spawn(hub_page)
+    page = hub_page.page
+    page.goto(f"{hub_page.hub.url}hub/logout")
+    hub_page.login()  # lands on the spawn form, which replaces the failed spawner
+    expect(page.locator(".rp-notice")).to_contain_text(CAUSE)
+    page.goto(failure_page_url(hub_page))
+    expect_failure_page(page)
+    expect_home_notice(hub_page)
+
+
+def test_the_notice_can_be_dismissed(hub_page: Any) -> None:
+    fail_a_spawn(hub_page)
+    page = hub_page.page
+    page.goto(f"{hub_page.hub.url}hub/home")
+    expect(page.locator(".rp-notice")).to_have_count(1)
+    page.locator(".rp-notice-dismiss").click()
+    expect(page.locator(".rp-notice")).to_have_count(0)
+    page.reload()
+    expect(page.locator("#start")).to_be_visible()
+    expect(page.locator(".rp-notice")).to_have_count(0)
+
+
+@pytest.fixture
+def restartable_hub(tmp_path: Path, demo_hub: DemoHub) -> Iterator[Callable[..., DemoHub]]:
+    """``start(history_url=None)``: a DemoHub on a fixed port and state folder, with the
+    session hub's speed and start timeout; calling it again after ``stop()`` is a hub
+    restart."""
+    port = free_port()
+    running: list[DemoHub] = []
+
+    def start(history_url: str | None = None) -> DemoHub:
+        hub = DemoHub(
+            port=port,
+            speed=demo_hub.speed,
+            start_timeout=demo_hub.start_timeout,
+            workdir=tmp_path / "state",
+            history_url=history_url,
+        )
+        running.append(hub)
+        hub.start()
+        return hub
+
+    yield start
+    for hub in running:
+        hub.stop()
+        assert hub.pids == []
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def history_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    if request.param == "sqlite":
+        yield None
+        return
+    with postgres_server() as url:
+        yield url
+
+
+def test_after_a_hub_restart(
+    restartable_hub: Callable[..., DemoHub],
+    history_url: str | None,
+    make_hub_page: Callable[..., Any],
+) -> None:
+    hub = restartable_hub(history_url)
+    hub_page = make_hub_page(hub=hub)
+    fail_a_spawn(hub_page)
+    hub.stop()
+    hub = restartable_hub(history_url)
+    hub_page.hub = hub
+    page = hub_page.page
+    page.goto(failure_page_url(hub_page))  # the same browser: its cookie still works
+    if "/hub/login" in page.url:
+        hub_page.login()
+        page.goto(failure_page_url(hub_page))
+    expect_failure_page(page)
+    expect_home_notice(hub_page)
+    if history_url is not None:
+        assert not (hub.workdir / "richprogress_history.sqlite").exists()  # type: ignore[operator]
+
+
+def test_a_restart_mid_spawn_says_lost_contact(
+    restartable_hub: Callable[..., DemoHub], make_hub_page: Callable[..., Any], images_dir: Path
+) -> None:
+    hub = restartable_hub()
+    hub_page = make_hub_page(hub=hub)
+    hub_page.spawn("scale-up")  # minutes at a real cluster's pace: still pending below
+    page = hub_page.page
+    expect(hub_page.rows().first).to_be_visible()
+    hub.stop()
+    lost = page.locator("#rp-lost")
+    expect(lost).to_be_visible(timeout=15_000)
+    expect(lost).to_contain_text("Lost contact with the hub")
+    clock = page.locator("#rp-elapsed").text_content()
+    page.wait_for_timeout(2500)
+    assert page.locator("#rp-elapsed").text_content() == clock  # no longer ticking
+    page.screenshot(path=str(images_dir / "history-lost-contact.png"))
+    restartable_hub()
+    # the hub is back: the page reloads itself and tells what is true now (the spawn died
+    # with the old hub and its cluster): no pending page ticking on
+    expect(page.locator("#richprogress-pending")).to_have_count(0, timeout=60_000)
+    expect(page.locator("#start")).to_be_visible()
+
+
+def test_the_admin_page_lists_the_failure(
+    hub_page: Any, make_hub_page: Callable[..., Any], images_dir: Path, axe_source: str
+) -> None:
+    fail_a_spawn(hub_page)
+    admin = make_hub_page(username="admin")
+    page = admin.page
+    page.goto(f"{admin.hub.url}hub/richprogress/failures")
+    row = page.locator(f".rp-failure-row:has-text('{hub_page.username}')")
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text(CAUSE)
+    expect(row).to_contain_text("Image not found")  # the profile's display name
+    expect(page.locator("#rp-causes tr[data-cause='image-not-found']")).to_have_count(1)
+    page.screenshot(path=str(images_dir / "history-admin-failures.png"), full_page=True)
+    assert admin.axe_violations(axe_source) == []
+    # filter by the cause, then follow the row's link to the user's failure page
+    page.locator("#rp-causes a", has_text="image-not-found").click()
+    expect(page.locator("#rp-cause-filter")).to_have_text("image-not-found")
+    page.locator(f".rp-failure-row:has-text('{hub_page.username}') a").click()
+    expect_failure_page(page)
+    # a user who is not an admin gets no such page
+    response = hub_page.page.goto(f"{hub_page.hub.url}hub/richprogress/failures")
+    assert response is not None and response.status == 404
