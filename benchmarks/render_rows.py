@@ -59,7 +59,11 @@ PAGE = """<!doctype html>
 <script>
   // a stand-in stream the benchmark drives; the page opens it as it opens the real one
   window.__streams = [];
-  window.EventSource = class { constructor(url) { this.url = url; window.__streams.push(this); } close() {} };
+  // an EventTarget, as a real EventSource is (the page also listens for open/error)
+  window.EventSource = class extends EventTarget {
+    constructor(url) { super(); this.url = url; window.__streams.push(this); }
+    close() {}
+  };
 </script>
 <script type="application/json" id="richprogress-data">DATA</script>
 <script type="module" src="/static/richprogress.js"></script>

@@ -208,6 +208,25 @@ def new_username(request: pytest.FixtureRequest) -> Callable[[], str]:
     return make
 
 
+#: an init script for ``HubPage.record_rows``: watches #progress-log and keeps the longest
+#: list of rows seen (a row is rewritten in place when its record changes)
+_RECORD_ROWS = """
+(() => {
+  const seen = () => JSON.parse(sessionStorage.getItem("rp-seen") || "[]");
+  new MutationObserver(() => {
+    const log = document.getElementById("progress-log");
+    if (!log) return;
+    const rows = [...log.querySelectorAll(".progress-log-event")].map((row) => {
+      const object = row.querySelector(".rp-pill-object");
+      const message = row.querySelector(".rp-message") || row;
+      return [object ? object.textContent : "", message.textContent];
+    });
+    if (rows.length > seen().length) sessionStorage.setItem("rp-seen", JSON.stringify(rows));
+  }).observe(document, {childList: true, subtree: true});
+})();
+"""
+
+
 @dataclass
 class HubPage:
     """A logged-in browser page on a demo hub, with the steps the tests share."""
@@ -228,6 +247,16 @@ class HubPage:
         self.page.fill("#password_input", "any password")
         self.page.click("#login_submit")
         self.page.wait_for_url(lambda url: "/hub/login" not in url)
+
+    def record_rows(self) -> None:
+        """From the next page load on, keep every timeline row the page shows in
+        ``sessionStorage`` (object pill, sentence), so a test can read them after a spawn
+        that became ready and redirected before it looked: ``seen_rows()``."""
+        self.page.context.add_init_script(_RECORD_ROWS)
+
+    def seen_rows(self) -> list[list[str]]:
+        """The rows ``record_rows`` kept: ``[object pill or "", sentence]`` each."""
+        return self.page.evaluate("JSON.parse(sessionStorage.getItem('rp-seen') || '[]')")
 
     def spawn(self, profile: str, image: str | None = None) -> None:
         """Pick ``profile`` in the spawn form (typing ``image`` for custom-image), start it,

@@ -57,15 +57,17 @@ def test_the_cause_shows_before_the_spawn_ends_then_fail_fast_ends_it(make_hub_p
 
     # fail-fast: the failure comes after HOLD seconds, not after the 40 s start timeout
     expect(page.locator("#rp-failure")).to_be_visible(timeout=int((HOLD + 15) * 1000))
-    expect(page.locator("#rp-failure-summary")).to_contain_text(MISSING_IMAGE)
+    # the headline names the problem, the image stands on its own line (issue 11)
+    expect(page.locator("#rp-failure-summary")).to_contain_text("does not exist")
+    expect(page.locator("#rp-failure-ref")).to_have_text(MISSING_IMAGE)
     expect(banner).to_be_hidden()
     expect(hub_page.rows().filter(has_text="Stopped early, at +0:")).to_have_count(1)
 
     # the failure page, also after a reload: the same cause, and that it was stopped early
     page.reload()
     expect(page.locator("#richprogress-failed")).to_be_visible()
-    expect(page.locator("#rp-summary")).to_have_text(
-        f"The image {MISSING_IMAGE} for the notebook container does not exist")
+    expect(page.locator("#rp-summary")).to_have_text("The image for the notebook container does not exist")
+    expect(page.locator("#rp-summary-ref")).to_have_text(MISSING_IMAGE)
     expect(page.locator("#rp-stopped-early")).to_contain_text("as waiting could not fix it")
     expect(page.locator("#rp-timeline")).to_contain_text("Stopped early")
     page.screenshot(path=str(images_dir / "stopped-early-after-reload.png"))

@@ -38,8 +38,8 @@ def fail_a_spawn(hub_page: Any) -> None:
 
 def expect_failure_page(page: Page) -> None:
     """The failure page, told from the store: cause, when, steps and timeline."""
-    expect(page.locator("#rp-summary")).to_contain_text(CAUSE)
     expect(page.locator("#rp-summary")).to_contain_text("does not exist")
+    expect(page.locator("#rp-summary-ref")).to_have_text(CAUSE)
     expect(page.locator("#rp-hint")).not_to_be_empty()
     expect(page.locator("#rp-ended")).to_contain_text("Failed")
     expect(page.locator("#rp-timeline .rp-event").first).to_be_visible()
