@@ -491,6 +491,42 @@ class SpawnHistory(LoggingConfigurable):
         empty: dict[str, tuple[int, ...]] = {}
         return self._query(q, empty)
 
+    def outcome_counts_since(self, since: datetime, *also: datetime) -> dict[str, tuple[int, ...]]:
+        """Finished spawns by outcome (ready, failed, stopped), counted since ``since`` and
+        since each later moment in ``also``, in one pass over the (outcome, time) index."""
+        t = spawns_table
+        columns = [func.count()] + [
+            func.sum(case((t.c.finished_at >= naive_utc(moment), 1), else_=0)) for moment in also
+        ]
+
+        def q(conn: Any) -> dict[str, tuple[int, ...]]:
+            rows = conn.execute(
+                select(t.c.outcome, *columns)
+                .where(t.c.finished_at >= naive_utc(since))
+                .group_by(t.c.outcome)
+            ).all()
+            return {str(o): tuple(int(n or 0) for n in ns) for o, *ns in rows}
+
+        empty: dict[str, tuple[int, ...]] = {}
+        return self._query(q, empty)
+
+    def ready_seconds_since(self, since: datetime, limit: int = 2000) -> list[float]:
+        """How long the newest ``limit`` ready starts since ``since`` took, in seconds
+        (newest first): enough for a typical time, bounded at any number of spawns."""
+        t = spawns_table
+
+        def q(conn: Any) -> list[float]:
+            rows = conn.execute(
+                select(t.c.elapsed)
+                .where(t.c.outcome == "ready", t.c.finished_at >= naive_utc(since))
+                .order_by(t.c.finished_at.desc())
+                .limit(limit)
+            ).scalars()
+            return [float(v) for v in rows if v is not None]
+
+        none: list[float] = []
+        return self._query(q, none)
+
     def typical_summaries(self, since: datetime, per_profile: int) -> list[dict[str, Any]]:
         """Ready spawns finished since ``since``, the newest ``per_profile`` of each profile:
         what typical start times are computed from (``typical.as_summary`` reads the dicts).
