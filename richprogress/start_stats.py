@@ -80,8 +80,9 @@ def causes_sentence(causes: Sequence[tuple[str, int]], top: int = TOP_CAUSES) ->
     shown = ", ".join(f"{cause} ({n:,})" for cause, n in named[:top])
     rest = len(named) - top
     more = f", and {rest} other cause{'' if rest == 1 else 's'}" if rest > 0 else ""
-    head = "The failure" if sum(n for _, n in named) == 1 else "Most failures"
-    return f"{head}: {shown}{more}."
+    if sum(n for _, n in named) == 1:
+        return f"Cause: {named[0][0]}."
+    return f"Most failures: {shown}{more}."
 
 
 def start_stats(

@@ -51,7 +51,7 @@ def test_usual_time_and_causes_in_words() -> None:
     assert causes_sentence([("timeout", 9), ("image-not-found", 20), ("no-node-fits", 5), ("oom", 1)]) == (
         "Most failures: image-not-found (20), timeout (9), no-node-fits (5), and 1 other cause."
     )
-    assert causes_sentence([("timeout", 1)]) == "The failure: timeout (1)."
+    assert causes_sentence([("timeout", 1)]) == "Cause: timeout."
     assert causes_sentence([("timeout", 0)]) is None
 
 
