@@ -18,6 +18,8 @@ one, ``tests/pg_fixtures.py``):
   failure page from the store (last spawn query + rebuilt timeline + page data + Jinja
   render of not_running.html), the admin page (data for the first page, unfiltered and
   filtered by cause, + render), p50/p99 over repeated calls;
+- typical start times (issue 12): the loader's query at hub start and the cache's first
+  load, a pending-page view afterwards, and the admin page's day/week words alone;
 - disk bytes per stored spawn (SQLite file size / spawns; PostgreSQL's
   ``pg_total_relation_size`` / spawns).
 
@@ -175,7 +177,8 @@ def populate(store: SpawnHistory, url: str, total: int) -> None:
             row = dict(failed_row if (i % 3 == 0) else ready_row)
             started = T0 + timedelta(seconds=i * 5)
             row.update(user_name=user, server_name="", requested_at=started.replace(tzinfo=None),
-                       finished_at=(started + timedelta(seconds=95)).replace(tzinfo=None))
+                       finished_at=(started + timedelta(seconds=95)).replace(tzinfo=None),
+                       profile_slug=f"profile{i % 10}")  # 10 profiles (typical times)
             if n == 4 and i % users == 7:
                 row["cause"] = "timeout"
             batch.append(row)
@@ -235,8 +238,53 @@ def measure_reads(store: SpawnHistory, config: Config, total: int, samples: int)
         t = time.perf_counter()
         failures_page_data(store, cause="timeout", before=None, limit=50, hub_base_url="/hub/")
         admin_cause.append(time.perf_counter() - t)
-    print(f"  admin page data, all causes (50 rows + day/week counts): {ms(admin_all)}")
+    print(f"  admin page data, all causes (50 rows + day/week counts + words): {ms(admin_all)}")
     print(f"  admin page data, one cause:                              {ms(admin_cause)}")
+    measure_typical(store, config, samples)
+
+
+def measure_typical(store: SpawnHistory, config: Config, samples: int) -> None:
+    """Issue 12: the typical-time loader at hub start (the store's one query + the cache's
+    first computation), a page view afterwards, and the admin page's day/week words."""
+    from richprogress.start_stats import start_stats
+    from richprogress.timeline import utcnow
+    from richprogress.typical_cache import TypicalCache, TypicalTimes
+    from richprogress.web_context import typical_page_view
+
+    settings = TypicalTimes(config=config)
+    loads, rows = [], 0
+    for _ in range(3):
+        cache = TypicalCache(
+            lambda: store.typical_summaries(utcnow() - settings.window, settings.max_samples),
+            settings=settings,
+        )
+        t = time.perf_counter()
+        rows = len(store.typical_summaries(utcnow() - settings.window, settings.max_samples))
+        query = time.perf_counter() - t
+        t = time.perf_counter()
+        cache.reload()
+        cache.get("profile3")
+        loads.append((query, time.perf_counter() - t))
+    best = min(loads)
+    print(f"  typical times at hub start: the store's query {best[0] * 1000:.0f} ms ({rows} rows: the "
+          f"500 newest of each profile), load + first page's numbers {best[1] * 1000:.0f} ms")
+    import richprogress.typical_cache as tc
+
+    tc._default_cache = cache
+    cache.settings = settings
+    spawner = SimpleNamespace(config=config, user_options={"profile": "profile3"})
+    views = []
+    for _ in range(samples):
+        t = time.perf_counter()
+        typical_page_view(spawner)
+        views.append(time.perf_counter() - t)
+    print(f"  per pending-page view (cache lookup + words):  {ms(views)}")
+    stats = []
+    for _ in range(max(5, samples // 10)):
+        t = time.perf_counter()
+        start_stats(store, utcnow())
+        stats.append(time.perf_counter() - t)
+    print(f"  admin page words (day/week starts, usual time, causes): {ms(stats)}")
 
 
 def run(label: str, url: str, total: int, writes: int, samples: int, disk: Any) -> None:

@@ -16,6 +16,7 @@ from jupyterhub.utils import url_escape_path, url_path_join
 from .ago import time_ago
 from .history import history_for_user, timeline_of
 from .records import PHASE_LABELS
+from .start_stats import start_stats
 from .timeline import SpawnTimeline, parse_timestamp, utcnow
 from .web_context import FailureView, failure_view, utc_text
 
@@ -136,6 +137,8 @@ def failures_page_data(
     return {
         "failures": failures,
         "causes": causes,
+        # issue 12: the last day and week in words (starts, share failed, usual time, causes)
+        "stats": start_stats(store, now, counts),
         "cause": cause,
         "next_before": rows[-1]["id"] if more and rows else None,
         "available": store.available,

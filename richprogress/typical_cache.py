@@ -11,6 +11,7 @@ hub that has no history yet. No Prometheus import here.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
@@ -152,7 +153,10 @@ class TypicalCache:
     """Typical times kept ready: a page view costs a dict lookup, not a query.
 
     ``loader`` (the store's "past spawns" query) is called once, on the first ``get`` or on
-    ``reload()``; after that, ``spawn_ended`` adds each finished spawn. Only the latest
+    ``reload()``; after that, ``spawn_ended`` adds each finished spawn. With
+    ``background=True`` (the hub's cache) that first load runs on a thread of its own, so
+    no page view waits for the database: until it is done, pages get the admin's expected
+    times alone. Only the latest
     ``max_samples`` successful starts per profile are kept, and a profile's numbers are
     recomputed when a spawn of it ended or when they are older than ``refresh_every`` (the
     window slides). Without a loader, the history starts at the hub's start.
@@ -165,8 +169,13 @@ class TypicalCache:
         settings: TypicalTimes | None = None,
         clock: Callable[[], datetime] = utcnow,
         refresh_every: timedelta = timedelta(hours=1),
+        background: bool = False,
     ) -> None:
         self.loader = loader
+        self.background = background
+        #: guards ``_recent`` between the loading thread and the event loop
+        self._lock = threading.Lock()
+        self._loading: threading.Thread | None = None
         self.settings = settings or TypicalTimes()
         self.clock = clock
         self.refresh_every = refresh_every
@@ -186,11 +195,36 @@ class TypicalCache:
             log.exception("richprogress: could not load past spawns for typical times")
             return
         groups = recent_ready_by_profile(summaries, self.clock(), self.settings.window)
-        self._recent = {}
-        for slug, group in groups.items():
-            group.sort(key=lambda s: s.finished)
-            self._keep(slug).extend(group[-self.settings.max_samples :])
-        self._computed.clear()
+        with self._lock:
+            # spawns that ended while the loader ran, and that it did not see
+            arrived = [s for recent in self._recent.values() for s in recent]
+            self._recent = {}
+            for slug, group in groups.items():
+                group.sort(key=lambda s: s.finished)
+                self._keep(slug).extend(group[-self.settings.max_samples :])
+            for item in sorted(arrived, key=lambda s: s.finished):
+                newest = self._recent.get(item.profile_slug)
+                if not newest or item.finished > newest[-1].finished:
+                    self._keep(item.profile_slug).append(item)
+            self._computed.clear()
+
+    def _ensure_loaded(self) -> None:
+        """Load once: in place, or on a thread of its own with ``background``."""
+        if self._loaded:
+            return
+        if not self.background or self.loader is None:
+            self.reload()
+            return
+        self._loaded = True  # from now on, pages use what is there while the thread loads
+        self._loading = threading.Thread(
+            target=self.reload, name="rp-typical-load", daemon=True
+        )
+        self._loading.start()
+
+    def wait_loaded(self, timeout: float | None = None) -> None:
+        """Wait for a background load (tests, benchmarks)."""
+        if self._loading is not None:
+            self._loading.join(timeout)
 
     def _keep(self, slug: str | None) -> deque[SpawnSummary]:
         recent = self._recent.get(slug)
@@ -204,21 +238,21 @@ class TypicalCache:
         item = as_summary(summary)
         if item is None or item.outcome != "ready":
             return
-        if not self._loaded:
-            self.reload()
-        self._keep(item.profile_slug).append(item)
-        self._computed.pop(item.profile_slug, None)
+        self._ensure_loaded()
+        with self._lock:
+            self._keep(item.profile_slug).append(item)
+            self._computed.pop(item.profile_slug, None)
 
     def history(self, profile_slug: str | None) -> Typical | None:
         """Typical times from past spawns of a profile alone (None under the minimum)."""
-        if not self._loaded:
-            self.reload()
+        self._ensure_loaded()
         now = self.clock()
         cached = self._computed.get(profile_slug)
         if cached is not None and now - cached[0] < self.refresh_every:
             return cached[1]
         since = now - self.settings.window
-        recent = [s for s in self._recent.get(profile_slug, ()) if since <= s.finished <= now]
+        with self._lock:
+            recent = [s for s in self._recent.get(profile_slug, ()) if since <= s.finished <= now]
         typical = typical_of(recent, self.settings.min_samples)
         self._computed[profile_slug] = (now, typical)
         return typical
@@ -240,7 +274,7 @@ def default_cache(config: Any = None) -> TypicalCache:
     """
     global _default_cache
     if _default_cache is None:
-        _default_cache = TypicalCache()
+        _default_cache = TypicalCache(background=True)
     if config is not None and _default_cache.settings.config is not config:
         _default_cache.settings = TypicalTimes(config=config)
         _default_cache._computed.clear()

@@ -14,6 +14,7 @@ without history reads as before.
 from __future__ import annotations
 
 import math
+from typing import TypedDict
 
 from .records import PHASE_NAMES, PHASE_PROGRESS
 from .report import format_clock
@@ -144,3 +145,45 @@ def progress_in_step(typical: Typical | None, step: str | None, step_elapsed: fl
     usual = max(span["p50"], 0.001)
     fraction = step_elapsed / (step_elapsed + usual)  # 0.5 at the p50, -> 1 never reached
     return here + min(gap - 1, int(gap * fraction))
+
+
+class StepView(TypedDict):
+    """One step's typical time as the pending page's JS reads it."""
+
+    text: str  # "Adding a machine usually takes 2-4 min" (the JS adds "; 1:20 so far")
+    p50: float
+    p90: float
+
+
+class PageView(TypedDict):
+    """The pending page's typical times (``pending_data``'s ``typical``): the sentences
+    made here, so Python is the one place their words come from."""
+
+    usually: str | None  # "Usually ready in about 3 min (9 in 10 within 5 min)"
+    total_p90: float | None
+    steps: dict[str, StepView]
+    longer: str  # LONGER_THAN_USUAL
+    source: str
+
+
+def page_view(typical: Typical | None) -> PageView | None:
+    """What the pending page shows of ``typical``; None when nothing is known (the page
+    then reads as it does without typical times)."""
+    if typical is None:
+        return None
+    steps: dict[str, StepView] = {}
+    for step, span in typical["steps"].items():
+        text = step_usually(typical, step, None)
+        if text is not None:
+            steps[step] = StepView(text=text, p50=span["p50"], p90=span["p90"])
+    usually = usually_ready(typical)
+    if usually is None and not steps:
+        return None
+    total = typical["total"]
+    return PageView(
+        usually=usually,
+        total_p90=total["p90"] if total else None,
+        steps=steps,
+        longer=LONGER_THAN_USUAL,
+        source=typical["source"],
+    )

@@ -25,6 +25,8 @@ from .records import PHASE_LABELS, SEVERITIES
 from .report import format_clock, format_duration, render_report_text
 from .row_text import breakable_parts, headline_parts, main_pod, shown_pills
 from .timeline import STOPPED_BEFORE_READY, SpawnTimeline, parse_timestamp, utcnow
+from .typical_cache import typical_for_spawner
+from .typical_words import PageView, page_view
 
 #: rows of the folded timeline on the failure page: with the summary, the facts and the
 #: buttons this fits a 1280x800 screenshot
@@ -404,6 +406,11 @@ def own_pod_name(spawner: Any) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
+def typical_page_view(spawner: Any) -> PageView | None:
+    """The spawner's typical start times in words, from the hub's cache (a dict lookup)."""
+    return page_view(typical_for_spawner(spawner))
+
+
 def pending_data(
     spawner: Any,
     user_name: str,
@@ -442,6 +449,8 @@ def pending_data(
         "progress": timeline.progress if pending and timeline else 0,
         # named once, not on every row (see row_text.shown_pills)
         "ownPod": own_pod_name(spawner),
+        # issue 12: typical start times in words (a dict lookup; null: the page reads as before)
+        "typical": typical_page_view(spawner) if pending else None,
     }
 
 

@@ -51,6 +51,7 @@
 
 import { attachDetails, detailsOpen, displayText, formatCount, wireRenderedDetails } from "./row-details.js";
 import { LiveBanner } from "./live-diagnosis.js";
+import { TypicalLine } from "./typical-times.js";
 import { appendBreakable, headlineParts } from "./breaks.js";
 // spawn history (issue 10): say "Lost contact with the hub" instead of ticking forever
 import { ContactWatch } from "./connection.js";
@@ -318,6 +319,11 @@ class PendingPage {
     if (this.serverElapsed === null) {
       document.getElementById("rp-elapsed-label").textContent = "Waiting on this page for";
     }
+    // typical start times (issue 12): the step's usual time, and the bar moved by it
+    this.typical = new TypicalLine(data.typical, {
+      phases: PHASES,
+      setProgress: (pct) => this.setProgress(pct),
+    });
   }
 
   start() {
@@ -339,9 +345,15 @@ class PendingPage {
     this.log.addEventListener("focusin", addTitle);
   }
 
+  /** Seconds since the start request (or since the page loaded, without the hub's time). */
+  now() {
+    return (this.serverElapsed || 0) + (performance.now() - this.loadedAt) / 1000;
+  }
+
   tick() {
-    const seconds = (this.serverElapsed || 0) + (performance.now() - this.loadedAt) / 1000;
+    const seconds = this.now();
     this.elapsed.textContent = formatElapsed(seconds);
+    this.typical.tick(seconds);
   }
 
   setProgress(value) {
@@ -357,6 +369,7 @@ class PendingPage {
   addRecord(record) {
     this.queued.set(record.id, record);
     this.advanceStep(record.phase);
+    if (this.stepName) this.typical.enterStep(this.stepName, record.since_spawn, this.now());
     if (this.frame === null) {
       this.frame = window.requestAnimationFrame(() => this.flush());
     }
@@ -452,7 +465,10 @@ class PendingPage {
     if (evt.record && evt.record.id) this.addRecord(evt.record);
     else if (evt.message && !evt.ready && !evt.failed) this.addMessage(evt.message);
     if ("diagnosis" in evt) this.live.update(evt.diagnosis);
-    if (evt.ready || evt.failed) this.live.end();
+    if (evt.ready || evt.failed) {
+      this.live.end();
+      this.typical.end();
+    }
     if (evt.ready) {
       this.flush();
       this.stop();

@@ -328,6 +328,12 @@ def test_the_admin_page_lists_failures_with_counts(history_hub: Hub) -> None:
     assert "<img src=x" not in page.text
     counts = re.search(r'<tr data-cause="([^"]+)">\s*<td>.*?</td>\s*<td class="text-end">(\d+)</td>', page.text, re.S)
     assert counts is not None and int(counts.group(2)) >= 2
+    # the last day and week in words (start_stats.py), from the same store
+    stats = re.findall(r'<p class="rp-stats-period" data-period="(day|week)">(.*?)</p>', page.text, re.S)
+    assert [period for period, _ in stats] == ["day", "week"]
+    day = " ".join(stats[0][1].split())
+    assert re.match(r"Last day: \d+ starts, \d+ failed \(\d+%\)", day), day
+    assert "Most failures: " in day and "<img src=x" not in day
     filtered = history_hub.page(f"richprogress/failures?cause={counts.group(1)}", "admin")
     assert 'id="rp-cause-filter"' in filtered.text
     for viewer in ("alice", "reader"):

@@ -61,6 +61,24 @@ def _on_spawn_end(end: SpawnEnd) -> None:
     history_for(getattr(end.spawner, "config", None), log if isinstance(log, logging.Logger) else None).record(end)
 
 
+def typical_loader() -> list[dict[str, Any]]:
+    """The typical-time cache's loader: the store's ready spawns within the cache's window,
+    the newest ``max_samples`` per profile (``SpawnHistory.typical_summaries``). The cache
+    calls it once, on a thread of its own, at the hub's first use of typical times."""
+    from ..timeline import utcnow
+    from ..typical_cache import default_cache
+
+    settings = default_cache().settings
+    store = history_for(settings.config if settings.config else None)
+    return store.typical_summaries(utcnow() - settings.window, settings.max_samples)
+
+
 def enable() -> None:
-    """Keep every finished spawn from now on (subscribing twice is harmless)."""
+    """Keep every finished spawn from now on, and load typical start times from the kept
+    ones (subscribing twice is harmless)."""
+    from ..typical_cache import default_cache
+
     subscribe(_on_spawn_end)
+    cache = default_cache()
+    if cache.loader is None:
+        cache.loader = typical_loader

@@ -118,9 +118,21 @@ def build_row(snap: dict[str, Any]) -> dict[str, Any]:
         "cause": cause,
         "failure_message": message,
         "elapsed": round(max(0.0, (finished - started).total_seconds()), 3),
+        # seconds per step of a ready start, for typical start times (schema 2)
+        "steps": json.dumps(step_totals(steps), separators=(",", ":")) if outcome == "ready" else None,
         # zlib: the records repeat themselves (names, images, reasons); a third of the size
         "payload": zlib.compress(json.dumps(payload, separators=(",", ":"), default=str).encode(), 6),
     }
+
+
+def step_totals(steps: list[dict[str, Any]]) -> dict[str, float]:
+    """Seconds per step (summed when a step comes back), as ``typical.step_seconds``."""
+    totals: dict[str, float] = {}
+    for step in steps:
+        phase, duration = step.get("phase"), step.get("duration")
+        if isinstance(phase, str) and isinstance(duration, (int, float)):
+            totals[phase] = round(totals.get(phase, 0.0) + float(duration), 3)
+    return totals
 
 
 def summary_of(row: dict[str, Any]) -> dict[str, Any]:

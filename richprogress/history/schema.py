@@ -6,7 +6,9 @@ One and only purpose: define the two tables and bring a database to ``SCHEMA_VER
   tables below. A database without it is new: the tables are created and the version set.
 - ``richprogress_spawns`` holds one row per finished spawn. What pages filter and sort by
   is in columns (with the indexes those queries use); the rest (records, steps, facts) is
-  one column of zlib-compressed JSON, read only when a single spawn is shown.
+  one column of zlib-compressed JSON, read only when a single spawn is shown. Since
+  version 2, a ready spawn's seconds per step are also a small JSON column (``steps``),
+  which the typical start times load at hub start.
 
 Upgrades: a release that changes the tables raises ``SCHEMA_VERSION`` and adds a function
 to ``MIGRATIONS`` that takes a connection from version N to N + 1 (in one transaction).
@@ -31,11 +33,12 @@ from sqlalchemy import (
     Table,
     Text,
     select,
+    text,
 )
 from sqlalchemy.engine import Connection, Engine
 
 #: the version of the tables this code writes
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -67,6 +70,9 @@ spawns_table = Table(
     Column("cause", String(255)),
     Column("failure_message", Text),
     Column("elapsed", Float),
+    # schema 2: seconds per step of a ready spawn, as small JSON ({"scaling": 95.2, ...}),
+    # so typical start times load without unpacking payloads (NULL before schema 2)
+    Column("steps", Text),
     # records, steps, facts, dropped, progress: zlib-compressed JSON, read only when one
     # spawn is shown
     Column("payload", LargeBinary, nullable=False),
@@ -84,8 +90,14 @@ spawns_table = Table(
     Index("ix_rp_spawns_time", "finished_at"),
 )
 
+def _add_steps_column(conn: Connection) -> None:
+    """1 -> 2: the ``steps`` column (typical start times). Rows written before keep NULL;
+    the loader unpacks their payload instead, and they age out with ``max_age_days``."""
+    conn.execute(text("ALTER TABLE richprogress_spawns ADD COLUMN steps TEXT"))
+
+
 #: step N -> N + 1, run in order by ``ensure_schema``
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_steps_column}
 
 
 class SchemaTooNew(RuntimeError):

@@ -21,9 +21,11 @@ users, counts by cause), through SQLAlchemy.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -43,6 +45,7 @@ from .rows import (
     full_spawn,
     naive_utc,
     snapshot,
+    step_totals,
     summary_of,
     timeline_of,
 )
@@ -487,6 +490,96 @@ class SpawnHistory(LoggingConfigurable):
 
         empty: dict[str, tuple[int, ...]] = {}
         return self._query(q, empty)
+
+    def outcome_counts_since(self, since: datetime, *also: datetime) -> dict[str, tuple[int, ...]]:
+        """Finished spawns by outcome (ready, failed, stopped), counted since ``since`` and
+        since each later moment in ``also``, in one pass over the (outcome, time) index."""
+        t = spawns_table
+        columns = [func.count()] + [
+            func.sum(case((t.c.finished_at >= naive_utc(moment), 1), else_=0)) for moment in also
+        ]
+
+        def q(conn: Any) -> dict[str, tuple[int, ...]]:
+            rows = conn.execute(
+                select(t.c.outcome, *columns)
+                .where(t.c.finished_at >= naive_utc(since))
+                .group_by(t.c.outcome)
+            ).all()
+            return {str(o): tuple(int(n or 0) for n in ns) for o, *ns in rows}
+
+        empty: dict[str, tuple[int, ...]] = {}
+        return self._query(q, empty)
+
+    def ready_seconds_since(self, since: datetime, limit: int = 2000) -> list[float]:
+        """How long the newest ``limit`` ready starts since ``since`` took, in seconds
+        (newest first): enough for a typical time, bounded at any number of spawns."""
+        t = spawns_table
+
+        def q(conn: Any) -> list[float]:
+            rows = conn.execute(
+                select(t.c.elapsed)
+                .where(t.c.outcome == "ready", t.c.finished_at >= naive_utc(since))
+                .order_by(t.c.finished_at.desc())
+                .limit(limit)
+            ).scalars()
+            return [float(v) for v in rows if v is not None]
+
+        none: list[float] = []
+        return self._query(q, none)
+
+    def typical_summaries(self, since: datetime, per_profile: int) -> list[dict[str, Any]]:
+        """Ready spawns finished since ``since``, the newest ``per_profile`` of each profile:
+        what typical start times are computed from (``typical.as_summary`` reads the dicts).
+
+        One query (a window function over the time index); the steps come from the small
+        ``steps`` column, and only rows written before schema 2 have their payload unpacked.
+        Called once at hub start (``typical_loader``), never per page view.
+        """
+        t = spawns_table
+        ranked = (
+            select(
+                t.c.id,
+                t.c.finished_at,
+                t.c.elapsed,
+                t.c.profile_slug,
+                t.c.steps,
+                func.row_number()
+                .over(partition_by=t.c.profile_slug, order_by=t.c.finished_at.desc())
+                .label("rank"),
+            )
+            .where(t.c.outcome == "ready", t.c.finished_at >= naive_utc(since))
+            .subquery()
+        )
+
+        def q(conn: Any) -> list[dict[str, Any]]:
+            rows = conn.execute(select(ranked).where(ranked.c.rank <= per_profile)).mappings().all()
+            out = [
+                {
+                    "finished_at": r["finished_at"],
+                    "outcome": "ready",
+                    "elapsed": r["elapsed"],
+                    "profile_slug": r["profile_slug"],
+                    "steps": json.loads(r["steps"]) if r["steps"] else None,
+                    "id": r["id"],
+                }
+                for r in rows
+            ]
+            old = [s["id"] for s in out if s["steps"] is None]
+            if old:  # written before schema 2: unpack those payloads only
+                steps: dict[int, Any] = {}
+                for start in range(0, len(old), 500):
+                    chunk = old[start : start + 500]
+                    for spawn_id, payload in conn.execute(
+                        select(t.c.id, t.c.payload).where(t.c.id.in_(chunk))
+                    ):
+                        steps[spawn_id] = step_totals(json.loads(zlib.decompress(payload)).get("steps") or [])
+                for s in out:
+                    if s["steps"] is None:
+                        s["steps"] = steps.get(s["id"], {})
+            return out
+
+        none: list[dict[str, Any]] = []
+        return self._query(q, none)
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a reading method on a reader thread (handlers: the loop never waits on it)."""

@@ -1,0 +1,143 @@
+// richprogress: typical start times on the pending page (issue 12). An ES module imported
+// by richprogress.js; text reaches the DOM only through textContent.
+//
+// The words come from Python (richprogress/typical_words.py page_view, in the page's JSON
+// as data.typical); this module only adds the running clock and moves the bar:
+//
+//   #rp-typical          near the clock: "Usually ready in about 3 min (9 in 10 within
+//                        5 min)" (rendered by the template; absent without typical times)
+//   #rp-typical-step     under the step: "Adding a machine usually takes 2-4 min; 1:20 so
+//                        far" (hidden when the step has no typical time)
+//   #rp-typical-longer   "This is taking longer than usual", once the step runs past its
+//                        p90 or the whole start past its p90 (calm: muted, not red)
+//   #progress-bar        moved inside a step by expected time (progressInStep), never back
+//
+// Without data.typical the page reads exactly as without this module.
+
+/**
+ * One step's typical time (typical_words.StepView).
+ * @typedef {Object} StepView
+ * @property {string} text   "Adding a machine usually takes 2-4 min"
+ * @property {number} p50    seconds
+ * @property {number} p90    seconds
+ */
+
+/**
+ * The page's typical times (typical_words.PageView).
+ * @typedef {Object} PageView
+ * @property {?string} usually    "Usually ready in about 3 min (9 in 10 within 5 min)"
+ * @property {?number} total_p90  seconds
+ * @property {Object<string, StepView>} steps
+ * @property {string} longer      "This is taking longer than usual"
+ */
+
+/** "m:ss" or "h:mm:ss" (richprogress/report.py format_clock without its "+"). */
+function clockText(seconds) {
+  const total = Math.max(0, Math.floor(seconds));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = String(total % 60).padStart(2, "0");
+  return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
+}
+
+/**
+ * "Adding a machine usually takes 2-4 min; 1:20 so far" (typical_words.step_usually).
+ * @param {?StepView} view
+ * @param {?number} soFar  seconds in the step
+ */
+export function stepLine(view, soFar) {
+  if (!view) return null;
+  if (soFar === null || soFar === undefined || !Number.isFinite(soFar)) return view.text;
+  return `${view.text}; ${clockText(soFar)} so far`;
+}
+
+/**
+ * Where the bar stands while a step runs (typical_words.progress_in_step): the step's own
+ * percent, halfway to the next step's at the step's p50, never reaching it.
+ * @param {Array<[string, string, number]>} phases  PHASES of richprogress.js
+ * @param {?StepView} view
+ * @param {string} step
+ * @param {number} stepElapsed  seconds
+ */
+export function progressInStep(phases, view, step, stepElapsed) {
+  const index = phases.findIndex(([name]) => name === step);
+  if (index < 0) return 0;
+  const here = phases[index][2];
+  if (!view || index + 1 >= phases.length || !(stepElapsed > 0)) return here;
+  const gap = phases[index + 1][2] - here;
+  const usual = Math.max(view.p50, 0.001);
+  const fraction = stepElapsed / (stepElapsed + usual);
+  return here + Math.min(gap - 1, Math.trunc(gap * fraction));
+}
+
+/**
+ * Whether the step, or the whole start, runs past its p90 (typical_words.is_longer_than_usual).
+ * @param {?StepView} view  @param {?number} stepSeconds
+ * @param {?number} totalP90  @param {?number} totalSeconds
+ */
+export function isLongerThanUsual(view, stepSeconds, totalP90, totalSeconds) {
+  if (view && typeof stepSeconds === "number" && stepSeconds > view.p90) return true;
+  return typeof totalP90 === "number" && typeof totalSeconds === "number" && totalSeconds > totalP90;
+}
+
+export class TypicalLine {
+  /**
+   * @param {?PageView} data
+   * @param {{phases: Array<[string, string, number]>, setProgress: (pct: number) => void}} options
+   */
+  constructor(data, options) {
+    this.data = data && typeof data === "object" ? data : null;
+    this.options = options;
+    this.stepLine = document.getElementById("rp-typical-step");
+    this.longer = document.getElementById("rp-typical-longer");
+    this.step = null;
+    this.stepStart = null;
+    this.ended = false;
+  }
+
+  /** Whether there is anything to show (and the page has the markup for it). */
+  get usable() {
+    return Boolean(this.data && this.stepLine && this.longer) && !this.ended;
+  }
+
+  /**
+   * The furthest step reached, and when it began (seconds since the start request: its
+   * first record's since_spawn, or the clock now when the record has none).
+   * @param {string} step
+   * @param {?number} since
+   * @param {number} now
+   */
+  enterStep(step, since, now) {
+    if (step === this.step) return;
+    this.step = step;
+    this.stepStart = typeof since === "number" && Number.isFinite(since) ? Math.min(since, now) : now;
+    this.tick(now);
+  }
+
+  /** Every second, and when the step changes. @param {number} now  seconds since the start */
+  tick(now) {
+    if (!this.usable) return;
+    const view = this.step ? this.data.steps[this.step] || null : null;
+    const inStep = this.step !== null && this.stepStart !== null ? Math.max(0, now - this.stepStart) : null;
+    const line = stepLine(view, inStep);
+    if (line === null) {
+      this.stepLine.hidden = true;
+    } else {
+      if (this.stepLine.textContent !== line) this.stepLine.textContent = line;
+      this.stepLine.hidden = false;
+    }
+    const longer = isLongerThanUsual(view, inStep, this.data.total_p90, now);
+    if (longer && this.longer.textContent !== this.data.longer) this.longer.textContent = this.data.longer;
+    this.longer.hidden = !longer;
+    if (view && inStep !== null) {
+      this.options.setProgress(progressInStep(this.options.phases, view, this.step, inStep));
+    }
+  }
+
+  /** The spawn ended: the ready redirect or the failure box takes over. */
+  end() {
+    this.ended = true;
+    if (this.stepLine) this.stepLine.hidden = true;
+    if (this.longer) this.longer.hidden = true;
+  }
+}

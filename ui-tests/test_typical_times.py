@@ -1,0 +1,97 @@
+"""Typical start times on the pending page, as a user sees them (issue 12).
+
+Fixtures: ``typical_hub`` (module): a DemoHub whose admin gave expected times
+(``c.TypicalTimes.expected``) for the scale-up and no-node-fits profiles, replaying slowly
+enough (``SPEED``) that the scale-up's "adding a machine" step can be watched. The default
+``demo_hub`` has no expected times and no history: its pages read as without this feature
+(test_spawn_pages.py pins them), checked here once more for the typical-time elements.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import expect
+
+from richprogress.demo.hub import DemoHub
+
+pytestmark = pytest.mark.browser
+
+SPEED = 4.0  # the scale-up's ~120 s of adding a machine take ~30 s here
+EXPECTED = {
+    "*": {"total": [60, 180]},
+    "scale-up": {"total": [170, 290], "scaling": [120, 240], "image": [20, 40]},
+    # a machine is found within seconds on this hub, so a spawn that finds none is slow
+    "no-node-fits": {"scheduling": [2, 4], "scaling": [2, 4]},
+}
+
+
+@pytest.fixture(scope="module")
+def typical_hub() -> Iterator[DemoHub]:
+    hub = DemoHub(speed=SPEED, start_timeout=120, extra_config=(
+        f"c.TypicalTimes.expected = {EXPECTED!r}\n"
+        # no fail-fast: the spawn that finds no machine keeps waiting, to be watched
+        "c.RichKubeSpawner.fail_fast = False\n"
+    ))
+    hub.start()
+    try:
+        yield hub
+    finally:
+        hub.stop()
+    assert not hub.pids
+
+
+def _bar(page) -> int:
+    return int(page.locator("#progress-bar").get_attribute("aria-valuenow") or 0)
+
+
+def test_the_usual_time_shows_beside_the_clock_and_the_bar_moves_within_the_step(
+    make_hub_page, typical_hub, images_dir
+):
+    hub_page = make_hub_page(hub=typical_hub)
+    page = hub_page.page
+    hub_page.spawn("scale-up")
+    expect(page.locator("#rp-typical")).to_have_text("Usually ready in about 3 min (9 in 10 within 5 min)")
+    step = page.locator("#rp-typical-step")
+    expect(page.locator("#rp-step")).to_have_text("Adding a machine to the cluster")
+    expect(step).to_have_text(re.compile(r"^Adding a machine usually takes 2-4 min; 0:\d\d so far$"))
+    # the clock in the line runs
+    first = step.text_content()
+    expect(step).not_to_have_text(first or "", timeout=5000)
+    # the bar moves inside the step (20% is the step's own, 35% the next step's; halfway at
+    # the step's usual 2 min), and never back
+    seen = [_bar(page)]
+    while seen[-1] <= 21 and len(seen) < 30:
+        page.wait_for_timeout(1000)
+        seen.append(_bar(page))
+    assert seen == sorted(seen), seen
+    assert 21 < seen[-1] < 35 and seen[0] <= 21, seen
+    expect(page.locator("#rp-step")).to_have_text("Adding a machine to the cluster")
+    # well within the usual time: nothing alarming
+    expect(page.locator("#rp-typical-longer")).to_be_hidden()
+    page.screenshot(path=str(images_dir / "pending-typical.png"))
+
+
+def test_a_step_past_its_usual_time_says_so_calmly(make_hub_page, typical_hub):
+    hub_page = make_hub_page(hub=typical_hub)
+    page = hub_page.page
+    hub_page.spawn("no-node-fits")
+    expect(page.locator("#rp-typical-step")).to_have_text(
+        re.compile(r"^(Finding|Adding) a machine usually takes about 5 s; 0:\d\d so far$")
+    )
+    longer = page.locator("#rp-typical-longer")
+    expect(longer).to_have_text("This is taking longer than usual", timeout=15000)
+    expect(longer).to_be_visible()
+    # calm: not an error box, no red
+    assert "alert" not in (longer.get_attribute("class") or "")
+    # "*": the total's usual time applies to every profile
+    expect(page.locator("#rp-typical")).to_have_text("Usually ready in about 1 min (9 in 10 within 3 min)")
+
+
+def test_without_history_or_expected_times_the_page_reads_as_before(hub_page):
+    page = hub_page.page
+    hub_page.spawn("happy-path")
+    expect(page.locator("#rp-step")).not_to_have_text("")
+    assert page.locator("#rp-typical, #rp-typical-step, #rp-typical-longer").count() == 0
