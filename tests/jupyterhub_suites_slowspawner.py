@@ -33,6 +33,17 @@ class RichSlowSpawner(RichProgressMixin, SlowSpawner):
     """JupyterHub's SlowSpawner (``stop()`` takes no ``now``) with richprogress's timeline."""
 
 
+#: records, in sessionStorage, the longest list of row sentences that JupyterHub's own row
+#: selector (div.progress-log-event) found on the page
+RECORD_STOCK_ROWS = """
+new MutationObserver(() => {
+  const rows = [...document.querySelectorAll("div.progress-log-event .rp-message")].map((m) => m.textContent);
+  const kept = JSON.parse(sessionStorage.getItem("rp-stock-rows") || "[]");
+  if (rows.length > kept.length) sessionStorage.setItem("rp-stock-rows", JSON.stringify(rows));
+}).observe(document, {childList: true, subtree: true});
+"""
+
+
 @pytest.fixture
 def rich_slow_spawn(app: Any) -> Iterator[None]:
     with mock.patch.dict(app.tornado_settings, {"spawner_class": RichSlowSpawner}):
@@ -44,6 +55,9 @@ async def test_spawn_pending_progress_rows_are_stock_rows(
 ) -> None:
     user = user_special_chars.user
     urlname = user_special_chars.urlname
+    # Also keep every list of rows the page showed, through the stock selector: on a busy
+    # machine the server can be ready before the polling watcher below looked once.
+    await browser.context.add_init_script(RECORD_STOCK_ROWS)
     await open_spawn_pending(app, browser, user_special_chars)
     launch_btn = browser.locator("//div[@class='text-center']").get_by_role(
         "button", name="Launch Server"
@@ -81,7 +95,8 @@ async def test_spawn_pending_progress_rows_are_stock_rows(
         for task in pending:
             task.cancel()
     # JupyterHub's row selector saw every row before the page moved on to the server
-    assert seen == expected, seen
+    recorded = await browser.evaluate("JSON.parse(sessionStorage.getItem('rp-stock-rows') || '[]')")
+    assert recorded == expected, (recorded, seen)
     assert user.spawner.ready
     assert isinstance(user.spawner, RichSlowSpawner)
     # the spawn's timeline holds SlowSpawner's message as a record
