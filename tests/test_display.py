@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from node_module import node_json
 from test_pages import failure_page, image_not_found, timeline
 
 from richprogress.admin_facts import spawn_facts
@@ -190,9 +190,7 @@ def test_js_display_text_matches_python() -> None:
         f"console.log(JSON.stringify([{json.dumps(SAMPLES)}.map((s) => displayText(s)),"
         f" [1, 4, 12345, 1e7].map(formatCount)]));"
     )
-    out = subprocess.run(["node", "--input-type=module", "-e", script], check=True, capture_output=True,
-                         text=True, timeout=30).stdout
-    texts, counts = json.loads(out)
+    texts, counts = node_json(script)
     assert texts == [display_text(s) for s in SAMPLES]
     assert counts == [format_count(n) for n in (1, 4, 12345, 10**7)]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from node_module import node_json
 
 from richprogress.row_text import breakable_parts, headline_parts, shown_pills
 from richprogress.web_context import for_viewer
@@ -84,22 +84,11 @@ def test_own_pod_and_container_and_plain_types_are_not_repeated_on_rows() -> Non
     }
 
 
-def _node(script: str) -> Any:
-    out = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    ).stdout
-    return json.loads(out)
-
-
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_js_agrees_with_python() -> None:
     breaks = json.dumps((STATIC / "breaks.js").as_uri())
     page = json.dumps((STATIC / "richprogress.js").as_uri())
-    js = _node(
+    js = node_json(
         f"import {{ breakableParts, headlineParts }} from {breaks};"
         f"import {{ shownPills, forViewer }} from {page};"
         f"const texts = {json.dumps(TEXTS)}, heads = {json.dumps(HEADLINES)}, pills = {json.dumps(PILLS)};"

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
+from node_module import node_json
 
 from richprogress.records import PHASE_NAMES
 from richprogress.typical import Span, Typical
@@ -42,17 +41,6 @@ CASES = [
 ]
 
 
-def _node(script: str) -> Any:
-    out = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    ).stdout
-    return json.loads(out)
-
-
 def test_the_page_gets_sentences_not_numbers_to_word() -> None:
     view = page_view(TYPICAL)
     assert view is not None
@@ -69,7 +57,7 @@ def test_js_agrees_with_python() -> None:
     assert view is not None
     module = json.dumps((STATIC / "typical-times.js").as_uri())
     page = json.dumps((STATIC / "richprogress.js").as_uri())
-    js = _node(
+    js = node_json(
         f"import {{ stepLine, progressInStep, isLongerThanUsual }} from {module};"
         f"import {{ PHASES }} from {page};"
         f"const view = {json.dumps(view)}, cases = {json.dumps(CASES)};"

@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from node_module import node_json
 
 from richprogress.records import PHASES, SEVERITIES
 from richprogress.report import format_clock
@@ -85,14 +86,7 @@ def test_js_clock_matches_python_clock() -> None:
         f"import {{ formatClock }} from {json.dumps(JS.as_uri())};"
         f"console.log(JSON.stringify({json.dumps(CLOCKS)}.map(formatClock)));"
     )
-    out = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    ).stdout
-    assert json.loads(out) == [format_clock(s) for s in CLOCKS]
+    assert node_json(script) == [format_clock(s) for s in CLOCKS]
 
 
 STARTED = "2026-11-29T21:33:20.349Z"
