@@ -417,14 +417,12 @@ class EventFormatter(LoggingConfigurable):
                 ruleset = self._ruleset
                 if ruleset is None:
                     ruleset = self.ruleset
-                if ruleset.reads_name:
-                    reasons = ruleset.name_reasons
-                    # (a reason that is no str, even unhashable, keeps the name: never wrong)
-                    if reasons is None or type(key[2]) is not str or key[2] in reasons:
-                        key = (*key, name)
                 records = self._records
                 try:
                     cached = records.get(key)
+                    if cached is None and ruleset.reads_name:
+                        # a wording that depends on the name is kept under the name too
+                        cached = records.get((*key, name))
                 except TypeError:  # an unhashable value (a list, a dict): not a plain event
                     return self._build(normalize_event(event))
                 if cached is not None:
@@ -446,6 +444,8 @@ class EventFormatter(LoggingConfigurable):
                         records.clear()
                     kept = record.copy()
                     kept["object"] = record["object"].copy()
+                    if ruleset.name_matters(fields.match_values):
+                        key = (*key, name)
                     records[key] = kept
                 return record
             return self._build(normalize_event(event))

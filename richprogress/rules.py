@@ -320,24 +320,6 @@ _Candidate = tuple[Rule, dict[str, str], tuple[tuple[int, re.Pattern[str]], ...]
 _EMPTY: dict[str, str] = {}
 
 
-_LITERAL_REASON = re.compile(r"([A-Za-z][A-Za-z0-9-]*)\\Z\Z")
-
-
-def _name_reasons(rules: Sequence[Rule], name_index: int) -> frozenset[str] | None:
-    reason_index = MATCH_INDEX["reason"]
-    reasons: set[str] = set()
-    for rule in rules:
-        patterns = dict(rule.match)
-        if name_index not in patterns:
-            continue
-        reason = patterns.get(reason_index)
-        literal = _LITERAL_REASON.match(reason.pattern) if reason is not None else None
-        if literal is None:
-            return None
-        reasons.add(literal.group(1))
-    return frozenset(reasons)
-
-
 class RuleSet:
     """An ordered, compiled list of rules with a fast ``match``.
 
@@ -348,7 +330,7 @@ class RuleSet:
     for any regex (it is the same ``re.match``, done earlier), not only for literals.
     """
 
-    __slots__ = ("rules", "_memo", "reads_name", "name_reasons")
+    __slots__ = ("rules", "_memo", "reads_name")
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.rules: tuple[Rule, ...] = tuple(rules)
@@ -357,14 +339,28 @@ class RuleSet:
         # cache may leave the name out of its key when none does).
         name_index = MATCH_INDEX["name"]
         self.reads_name: bool = any(index == name_index for rule in self.rules for index, _ in rule.match)
-        # The reasons of the events whose wording may depend on the name, when every rule
-        # that reads the name matches one literal reason (ours: "Preempted", for user
-        # placeholders); None when any event's may. Other events then keep sharing one
-        # cached wording across users.
-        self.name_reasons: frozenset[str] | None = _name_reasons(self.rules, name_index)
 
     def __len__(self) -> int:
         return len(self.rules)
+
+    def name_matters(self, values: Sequence[str]) -> bool:
+        """Whether the wording of an event with these values may depend on its involved
+        object's name: some rule that reads the name matches every other value.
+
+        The values other than the name are what the formatter's record cache keys on, so
+        an event for which this is False shares one cached wording with every object of
+        the same kind, reason and message (each user's pod), and one for which it is True
+        (an operator's kind, a placeholder's preemption) is cached per name.
+        """
+        if not self.reads_name:
+            return False
+        name_index = MATCH_INDEX["name"]
+        for _rule, _pre, rest in self._candidates(values):
+            if any(index == name_index for index, _pattern in rest) and all(
+                pattern.match(values[index]) is not None for index, pattern in rest if index != name_index
+            ):
+                return True
+        return False
 
     def _candidates(self, values: Sequence[str]) -> tuple[_Candidate, ...]:
         out: list[_Candidate] = []

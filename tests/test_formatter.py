@@ -426,3 +426,25 @@ def test_hook_odd_values_keep_the_default_and_the_failure_page_renders(
 def test_hook_object_with_some_parts_still_carries_all_four() -> None:
     record = EventFormatter(format_hook=lambda s, e, r: {**r, "object": {"kind": "Pod"}}).format_event(PULL_FAILED)
     assert record["object"] == {"kind": "Pod", "name": None, "container": None, "field_path": None}
+
+
+def test_one_cached_wording_serves_every_users_pod() -> None:
+    # the default rules read the name only for operators' kinds and placeholders: a pod's
+    # step is worded once for all users, not once per user (each spawn a first sight)
+    formatter = EventFormatter()
+    for user in ("alice", "bob", "carol"):
+        event = _variant(PULL_FAILED, involvedObject__name=f"jupyter-{user}", metadata__uid=f"uid-{user}")
+        assert formatter.format_event(event) == careful(event)
+    assert len(formatter._records) == 1
+
+
+def test_operator_wordings_that_name_the_object_are_cached_per_name() -> None:
+    formatter = EventFormatter()
+    messages = []
+    for name in ("alice", "bob", "alice"):
+        event = _variant(PULL_FAILED, involvedObject__kind="JupyterServer", involvedObject__name=name,
+                         reason="Reconciling", type="Normal", message="Reconciling")
+        record = formatter.format_event(event)
+        assert record == careful(event)
+        messages.append(record["message"])
+    assert "alice" in messages[0] and "bob" in messages[1] and messages[2] == messages[0]
