@@ -159,6 +159,10 @@ class Result:
     latencies: list[float] = field(default_factory=list)
     fed: int = 0
     notes: str = ""
+    #: ``cold`` runs: per event, thread CPU microseconds of the reflector write (the inline
+    #: handling) and from its return to the record leaving ``progress()`` (the reader's wake-up)
+    cold_write: list[float] = field(default_factory=list)
+    cold_reader: list[float] = field(default_factory=list)
 
     base: float = 0.0
     #: events fed in the base's own measurement and its CPU seconds (ours: the in-run base)
@@ -265,9 +269,12 @@ async def run_one(
     per_stream: int = PER_STREAM,
     profiler: Any = None,
     records: int = 0,
+    cold: bool = False,
 ) -> Result:
     """One measured run; ``records``: records each timeline holds at the window's end
-    (``records - per_stream`` are fed and delivered before the window; ours only)."""
+    (``records - per_stream`` are fed and delivered before the window; ours only).
+    ``cold``: flush the CPU caches before each measured event and time each event's own
+    thread CPU (``benchmarks/lone_event.py``)."""
     from kubespawner.spawner import EventReflector
 
     from richprogress.kubespawner import IndexedEventReflector, IndexedPodReflector
@@ -323,6 +330,11 @@ async def run_one(
         spawner.bench_uid = f"pod-uid-{i}"
 
     delivered: dict[tuple[str, int], float] = {}
+    # cold runs: thread CPU (ns) when each event was written, when the write returned, and
+    # when its record left progress()
+    cpu_fed: dict[tuple[str, int], int] = {}
+    cpu_written: dict[tuple[str, int], int] = {}
+    cpu_out: dict[tuple[str, int], int] = {}
 
     async def consume(spawner: Any) -> None:
         async for item in spawner.progress():
@@ -335,6 +347,8 @@ async def run_one(
                     continue
                 key = (raw["metadata"]["uid"], raw.get("count") or 1)
             delivered.setdefault(key, now)
+            if cold:
+                cpu_out.setdefault(key, time.thread_time_ns())
 
     starts = [asyncio.ensure_future(spawner.start()) for spawner in spawners]
     await asyncio.sleep(0)
@@ -387,9 +401,15 @@ async def run_one(
             delay = start + n * interval - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
+            key = (event["metadata"]["uid"], 1)
             if timed:
-                fed_at[(event["metadata"]["uid"], 1)] = time.perf_counter()
+                if cold:
+                    evict_caches()
+                    cpu_fed[key] = time.thread_time_ns()
+                fed_at[key] = time.perf_counter()
             target[ref] = event  # measured: what the watch loop does with a watch event
+            if timed and cold:
+                cpu_written[key] = time.thread_time_ns()
         remaining = start + slice_wall - time.perf_counter()
         if remaining > 0:
             await asyncio.sleep(remaining)
@@ -453,11 +473,25 @@ async def run_one(
         if not task.cancelled():
             task.exception()
     result = Result(impl, n_events, n_streams, wall, cpu, demand, latencies, len(fed_at), notes)
+    for key, out in cpu_out.items():
+        if key in cpu_written:
+            result.cold_write.append((cpu_written[key] - cpu_fed[key]) / 1000)
+            result.cold_reader.append((out - cpu_written[key]) / 1000)
     if rich:
         result.base = base_sum[0] / base_sum[1]
         result.base_fed = len(base_feed)
         result.base_cpu = base_sum[0]
     return result
+
+
+#: written through before each event of a ``cold`` run: larger than this machine's caches
+_EVICTION_BUFFER = bytearray(48 * 2**20)
+
+
+def evict_caches() -> None:
+    """Touch one byte per cache line of a buffer larger than the CPU's caches, so the next
+    event's code and data come from memory, as for a lone event on a busy hub."""
+    _EVICTION_BUFFER[::64] = b"\x01" * (len(_EVICTION_BUFFER) // 64)
 
 
 def write_kubeconfig() -> str:

@@ -330,7 +330,7 @@ class RuleSet:
     for any regex (it is the same ``re.match``, done earlier), not only for literals.
     """
 
-    __slots__ = ("rules", "_memo", "reads_name")
+    __slots__ = ("rules", "_memo", "reads_name", "_name_rules")
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.rules: tuple[Rule, ...] = tuple(rules)
@@ -338,7 +338,10 @@ class RuleSet:
         # Whether any rule matches on the involved object's name (the formatter's record
         # cache may leave the name out of its key when none does).
         name_index = MATCH_INDEX["name"]
-        self.reads_name: bool = any(index == name_index for rule in self.rules for index, _ in rule.match)
+        self._name_rules = frozenset(
+            id(rule) for rule in self.rules if any(index == name_index for index, _ in rule.match)
+        )
+        self.reads_name: bool = bool(self._name_rules)
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -355,8 +358,14 @@ class RuleSet:
         if not self.reads_name:
             return False
         name_index = MATCH_INDEX["name"]
-        for _rule, _pre, rest in self._candidates(values):
-            if any(index == name_index for index, _pattern in rest) and all(
+        # the candidates ``match`` just looked up for these values (memoized by it)
+        key = (values[0], values[1], values[2], values[4], values[5], values[7], values[8])
+        candidates = self._memo.get(key)
+        if candidates is None:
+            candidates = self._candidates(values)
+        name_rules = self._name_rules
+        for rule, _pre, rest in candidates:
+            if id(rule) in name_rules and all(
                 pattern.match(values[index]) is not None for index, pattern in rest if index != name_index
             ):
                 return True
