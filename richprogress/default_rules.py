@@ -855,9 +855,12 @@ def never_fits(detail: str = "", **_: str) -> bool:
 
 def karpenter_never_fits(detail: str = "", **_: str) -> bool:
     """Whether Karpenter says no instance type of any node pool fits (a node pool at its
-    limits may free up, so "exceed limits" is not fatal)."""
+    limits may free up, so "exceed limits" is not fatal). Up to v1.4 each node pool's reason
+    starts "incompatible with nodepool"; from v1.5 the reason stands alone ("no instance type
+    has enough resources, requirements=..., resources=...", "incompatible requirements, ...")."""
     return "exceed limits" not in detail and (
         "no instance type satisfied" in detail or "incompatible with nodepool" in detail
+        or "no instance type has enough resources" in detail or detail.startswith("incompatible requirements")
     )
 
 
