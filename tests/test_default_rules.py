@@ -639,6 +639,14 @@ CASES = [
         id="karpenter-evicted",
     ),
     pytest.param(
+        # Karpenter v1.5+ (scheduling/nodeclaim.go InstanceTypeFilterError): no "incompatible with nodepool" prefix
+        ev("FailedScheduling", "Failed to schedule pod, no instance type has enough resources, requirements="
+           "karpenter.sh/nodepool In [default], resources={\"cpu\":\"200210m\",\"memory\":\"1264Mi\",\"pods\":\"6\"}",
+           component="karpenter", type=W),
+        "No type of machine the cluster can add is big enough for your server (it asks for 200 CPUs and 1.2 GiB)",
+        "error", "scheduling", id="karpenter-no-fit-v1.5",
+    ),
+    pytest.param(
         # Karpenter v0.21-v1.1 (terminator/events/events.go) gave no reason
         ev("Evicted", "Evicted pod", component="karpenter"),
         "Your server was stopped because the cluster is removing its machine", "error", None,
