@@ -178,6 +178,10 @@ def _sandbox_hint(detail: str = "", **_: str) -> str:
     return "If it keeps happening, ask your administrator."
 
 
+def _probe_warning_sentence(container: str = "", probe: str = "", **_: str) -> str:
+    return f"The {container} container passed its {probe.lower()} health check, with a warning"
+
+
 def _unset_image(image: str) -> bool:
     """KubeSpawner writes an unset image as "None" (or "None:None"): the admin's config."""
     return image.split(":")[0].strip().lower() in ("", "none", "null")
@@ -450,8 +454,10 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     {
         "id": "volume-mount-timeout",
         "match": {"reason": r"FailedMount\Z",
+                  # the wait ends in "timed out waiting for the condition" up to v1.27 and in
+                  # "context deadline exceeded" from v1.28 (volume_manager.go's PollUntilContextTimeout)
                   "message": r"(?s)Unable to (?:attach or )?mount volumes: unmounted volumes="
-                             r"\[(?P<volumes>[^\]]*)\].*timed out"},
+                             r"\[(?P<volumes>[^\]]*)\].*(?:timed out|context deadline exceeded)"},
         "template": "Your storage ({volumes}) is not mounted yet; still trying",
         "severity": "warning",
         "hint": "Storage can take a few minutes to become available. If it keeps failing, "
@@ -665,6 +671,16 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "phase": "starting",
     },
     {
+        # kubelet prober.go, v1.15+: the probe passed but said something worth noting (a redirect
+        # it did not follow, a body it cut short). Not a failure.
+        "id": "container-probe-warning",
+        "match": {"reason": r"ProbeWarning\Z", "fieldPath": CONTAINER,
+                  "message": r"(?P<probe>Readiness|Liveness|Startup) probe warning"},
+        "template": _probe_warning_sentence,
+        "severity": "info",
+        "phase": "starting",
+    },
+    {
         "id": "container-post-start-failed",
         "match": {"reason": r"FailedPostStartHook\Z", "fieldPath": CONTAINER},
         "template": "The start-up command of the {container} container failed",
@@ -722,7 +738,8 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         # Karpenter's disruption (consolidation, drift, expiry) evicts the pods of a machine
         # it removes: kubernetes-sigs/karpenter pkg/controllers/node/termination, v0.3x-v1.x.
         "id": "karpenter-evicted",
-        "match": {"reason": r"Evicted\Z", "message": r"Evicted pod: ?(?P<why>\w*)"},
+        # "Evicted pod" alone up to v1.1; "Evicted pod: <reason>" from v1.2 (terminator/events).
+        "match": {"reason": r"Evicted\Z", "message": r"Evicted pod(?:: ?(?P<why>\w*))?\Z"},
         "template": _karpenter_evicted_sentence,
         "severity": "error",
         "hint": "Start your server again: it will start on another machine.",
@@ -838,9 +855,12 @@ def never_fits(detail: str = "", **_: str) -> bool:
 
 def karpenter_never_fits(detail: str = "", **_: str) -> bool:
     """Whether Karpenter says no instance type of any node pool fits (a node pool at its
-    limits may free up, so "exceed limits" is not fatal)."""
+    limits may free up, so "exceed limits" is not fatal). Up to v1.4 each node pool's reason
+    starts "incompatible with nodepool"; from v1.5 the reason stands alone ("no instance type
+    has enough resources, requirements=..., resources=...", "incompatible requirements, ...")."""
     return "exceed limits" not in detail and (
         "no instance type satisfied" in detail or "incompatible with nodepool" in detail
+        or "no instance type has enough resources" in detail or detail.startswith("incompatible requirements")
     )
 
 

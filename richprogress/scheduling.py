@@ -79,7 +79,10 @@ def _classify(text: str) -> tuple[str, str, str]:
         return (f"res:{name}", "", "")
     if low.startswith("too many pods"):
         return ("res:room", "", "")
-    if low.startswith("node(s) had untolerated taint(s)") and "{" not in low:
+    if (low.startswith("node(s) had untolerated taint(s)") and "{" not in low) or low.startswith(
+        "node(s) had taints that the pod didn't tolerate"
+    ):
+        # v1.10-v1.17 ("had taints that the pod didn't tolerate") did not name the taint either.
         # Kubernetes 1.30+ no longer names the taint: it may be a reserved pool or a broken
         # machine, so say only what the event says.
         return ("taint-any", "is closed to servers like this one", "are closed to servers like this one")
@@ -318,7 +321,29 @@ _GROUP_ITEMS = {
     "max node group size reached": ("max", "is already at its maximum size", "are already at their maximum size"),
     "max cluster cpu, memory limit reached": ("max", "would exceed the cluster's size limit", "would exceed the cluster's size limit"),
     "in backoff after failed scale-up": ("backoff", "failed to add a machine recently", "failed to add a machine recently"),
+    "not ready for scale-up": ("notready", "is not ready to add machines", "are not ready to add machines"),
 }
+# cluster-autoscaler's other per-group reasons, by how they start: "max cluster %s limit reached"
+# (1.20-1.34, any list of resources) and "exceeded quota: %q, resources: %s" (1.35+).
+_GROUP_PREFIXES = (
+    ("max cluster ", ("max", "would exceed the cluster's size limit", "would exceed the cluster's size limit")),
+    ("exceeded quota", ("max", "would exceed the cluster's quota", "would exceed the cluster's quota")),
+)
+# Count-less reasons about the whole cluster (eventing_scale_up_processor.go, 1.33+).
+_CLUSTER_ITEMS = {"max total nodes in cluster reached": "the cluster already has as many machines as it may"}
+# The scale-up item splitter must not cut "exceeded quota: "q", resources: cpu, memory" apart.
+_SCALE_UP_SPLIT_RE = re.compile(r",\s+(?=\d+ |pod has |persistentvolumeclaim |node\(s\) |max total )")
+
+
+def _group_item(text: str) -> tuple[str, str, str] | None:
+    low = text.lower()
+    found = _GROUP_ITEMS.get(low)
+    if found is not None:
+        return found
+    for prefix, words in _GROUP_PREFIXES:
+        if low.startswith(prefix):
+            return words
+    return None
 
 
 def summarize_scale_up_failure(message: str) -> Summary:
@@ -339,14 +364,19 @@ def _summarize_scale_up(message: str) -> Summary:
     parts: list[str] = []
     resources: list[str] = []
     unknown = len(message) > _MAX_CHARS
-    for item in ([] if unknown else _SPLIT_RE.split(body)):
+    for item in ([] if unknown else _SCALE_UP_SPLIT_RE.split(body)):
         item_match = _ITEM_RE.match(item.strip().rstrip(".,; "))
         if item_match is None or not item_match.group(2):  # pragma: no cover
             continue
         digits = item_match.group(1) or ""
         count = int(digits) if digits and len(digits) <= 9 else (2 if digits else 0)
         text = item_match.group(2).strip()
-        special = _GROUP_ITEMS.get(text.lower())
+        whole = _CLUSTER_ITEMS.get(text.lower())
+        if whole is not None:
+            if whole not in parts:
+                parts.append(whole)
+            continue
+        special = _group_item(text)
         if special:
             _key, one, many = special
         else:

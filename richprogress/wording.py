@@ -211,7 +211,9 @@ def mount_fact(message: str) -> str:
 
 _EXEC_MISSING_RE = re.compile(r'exec: \\?"(?P<program>[^"\\]{1,200})\\?": executable file not found')
 _STAT_MISSING_RE = re.compile(r"(?:stat|exec) (?P<path>/[^:\s\"]{1,300}): no such file or directory")
-_CONFIG_MISSING_RE = re.compile(r'(?P<what>configmap|secret) "(?P<name>[^"]{1,253})" not found')
+# "configmap" from kubelet's watch-based manager (v1.14+ default); the API server's own NotFound,
+# which the older TTL-cache manager passed on, says "configmaps"/"secrets".
+_CONFIG_MISSING_RE = re.compile(r'(?P<what>configmap|secret)s? "(?P<name>[^"]{1,253})" not found')
 
 
 def container_error_sentence(container: str, detail: str) -> str:

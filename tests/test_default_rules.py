@@ -179,6 +179,28 @@ CASES = [
         "scaling", id="not-triggered-scale-up-old-format",
     ),
     pytest.param(
+        # cluster-autoscaler 1.20-1.34 "max cluster %s limit reached", 1.20+ "not ready for scale-up"
+        ev("NotTriggerScaleUp", "pod didn't trigger scale-up: 1 not ready for scale-up, 2 max cluster cpu, memory "
+           "limit reached", component="cluster-autoscaler"),
+        "The cluster cannot add a machine that fits your server: 1 machine group is not ready to add machines and "
+        "2 machine groups would exceed the cluster's size limit", "warning", "scaling",
+        id="not-triggered-scale-up-limits",
+    ),
+    pytest.param(
+        # cluster-autoscaler 1.35+ quotas: the reason holds commas of its own
+        ev("NotTriggerScaleUp", 'pod didn\'t trigger scale-up: 3 exceeded quota: "cluster-wide", resources: cpu, memory',
+           component="cluster-autoscaler"),
+        "The cluster cannot add a machine that fits your server: 3 machine groups would exceed the cluster's quota",
+        "warning", "scaling", id="not-triggered-scale-up-quota",
+    ),
+    pytest.param(
+        # cluster-autoscaler 1.33+: a limit on the whole cluster, no per-group count
+        ev("NotTriggerScaleUp", "pod didn't trigger scale-up: max total nodes in cluster reached",
+           component="cluster-autoscaler"),
+        "The cluster cannot add a machine that fits your server: the cluster already has as many machines as it may",
+        "warning", "scaling", id="not-triggered-scale-up-max-total",
+    ),
+    pytest.param(
         ev("Nominated", "Pod should schedule on: nodeclaim/default-x7k2p", component="karpenter"),
         "A new machine (default-x7k2p) is being prepared for your server", "info", "scaling",
         id="karpenter-nominated",
@@ -255,6 +277,12 @@ CASES = [
         ev("FailedMount", "Unable to attach or mount volumes: unmounted volumes=[home], unattached volumes="
            "[home kube-api-access-x2x]: timed out waiting for the condition", type=W),
         "Your storage (home) is not mounted yet; still trying", "warning", "volume", id="volume-mount-timeout",
+    ),
+    pytest.param(
+        # v1.28+: the volume manager's wait ends with the context's error (volume_manager.go)
+        ev("FailedMount", "Unable to attach or mount volumes: unmounted volumes=[home], unattached volumes=[], "
+           "failed to process volumes=[]: context deadline exceeded", type=W),
+        "Your storage (home) is not mounted yet; still trying", "warning", "volume", id="volume-mount-timeout-1.28",
     ),
     pytest.param(
         ev("FailedMount", 'MountVolume.SetUp failed for volume "config" : configmap "user-config" not found', type=W),
@@ -395,6 +423,13 @@ CASES = [
         id="unhealthy-readiness",
     ),
     pytest.param(
+        # kubelet prober.go v1.15+: the probe passed, with a remark (wording checked in issue 8's source pass)
+        ev("ProbeWarning", "Readiness probe warning: Probe terminated redirects, Response body: ",
+           field_path=NOTEBOOK, type=W),
+        "The notebook container passed its readiness health check, with a warning", "info", "starting",
+        id="probe-warning",
+    ),
+    pytest.param(
         ev("FailedPostStartHook", 'Exec lifecycle hook ([sh -c cp -r /tmp/x ~]) for Container "notebook" in Pod '
            '"jupyter-alice_jhub(0c1d)" failed - error: command \'sh -c cp -r /tmp/x ~\' exited with 1: , message: ""',
            field_path=NOTEBOOK, type=W),
@@ -404,6 +439,12 @@ CASES = [
         ev("Failed", 'Error: configmap "user-env" not found', field_path=NOTEBOOK, type=W),
         "The notebook container could not start: it needs the configmap user-env, which does not exist", "error", "starting",
         id="container-config-error",
+    ),
+    pytest.param(
+        # the API server's own NotFound (kubelet's older TTL-cache manager passed it on) is plural
+        ev("Failed", 'Error: secrets "registry-creds" not found', field_path=NOTEBOOK, type=W),
+        "The notebook container could not start: it needs the secret registry-creds, which does not exist", "error",
+        "starting", id="container-config-error-plural",
     ),
     # container terminations, as RichKubeSpawner makes them from the pod's status
     pytest.param(
@@ -598,6 +639,20 @@ CASES = [
         id="karpenter-evicted",
     ),
     pytest.param(
+        # Karpenter v1.5+ (scheduling/nodeclaim.go InstanceTypeFilterError): no "incompatible with nodepool" prefix
+        ev("FailedScheduling", "Failed to schedule pod, no instance type has enough resources, requirements="
+           "karpenter.sh/nodepool In [default], resources={\"cpu\":\"200210m\",\"memory\":\"1264Mi\",\"pods\":\"6\"}",
+           component="karpenter", type=W),
+        "No type of machine the cluster can add is big enough for your server (it asks for 200 CPUs and 1.2 GiB)",
+        "error", "scheduling", id="karpenter-no-fit-v1.5",
+    ),
+    pytest.param(
+        # Karpenter v0.21-v1.1 (terminator/events/events.go) gave no reason
+        ev("Evicted", "Evicted pod", component="karpenter"),
+        "Your server was stopped because the cluster is removing its machine", "error", None,
+        id="karpenter-evicted-no-reason",
+    ),
+    pytest.param(
         ev("DisruptionTerminating", "Disrupting NodeClaim: Drifted", component="karpenter", kind="NodeClaim",
            name="default-x7k2p"),
         "The cluster is removing a machine (its configuration changed)", "info", None, id="karpenter-disrupting",
@@ -708,7 +763,11 @@ SCHEDULING = [
     pytest.param("0/2 nodes are available: 2 node(s) had untolerated taint {node.kubernetes.io/unschedulable: }.",
                  "All machines are closed to new servers", id="cordoned"),
     pytest.param("0/3 nodes are available: 1 node(s) exceed max volume count, 2 Insufficient memory.",
-                 "No machine has enough free memory, and 1 has no room for another disk", id="max-volumes"),
+                 "No machine has enough free memory, and 1 has no room for another disk", id="max-volumes"),    # v1.10-v1.17 (predicates/error.go) and after v1.30 the scheduler does not name the taint
+    pytest.param("0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had taints that the pod didn't tolerate.",
+                 "No machine has enough free CPU, and 2 are closed to servers like this one", id="taint-unnamed-old"),
+    pytest.param("0/3 nodes are available: 3 node(s) had taints that the pod didn't tolerate.",
+                 "No machine is open to servers like this one", id="taint-unnamed-old-all"),
 ]
 
 

@@ -67,6 +67,11 @@ FATAL = [
                     '{"cpu":"180m","memory":"300Gi","pods":"6"} and requirements', field_path=None,
                     component="karpenter"),
                  "karpenter-failed-scheduling", id="karpenter-no-instance-type"),
+    # Karpenter v1.5+ (scheduling/nodeclaim.go InstanceTypeFilterError): no nodepool prefix any more
+    pytest.param(ev("FailedScheduling", "Failed to schedule pod, no instance type has enough resources, "
+                    "requirements=karpenter.sh/nodepool In [default], resources={\"cpu\":\"200\",\"pods\":\"6\"}",
+                    field_path=None, component="karpenter"),
+                 "karpenter-failed-scheduling", id="karpenter-no-instance-type-v1.5"),
     pytest.param(ev("FailedMount", 'MountVolume.SetUp failed for volume "creds" : secret "course-creds" not found',
                     field_path=None),
                  "volume-mount-missing", id="secret-missing"),
@@ -115,6 +120,9 @@ NOT_FATAL = [
     pytest.param(ev("Unhealthy", "Readiness probe failed: connection refused"), id="probe-not-ready-yet"),
     pytest.param(ev("FailedCreatePodSandBox", "Failed to create pod sandbox: rpc error", field_path=None),
                  id="sandbox-retry"),
+    # Karpenter v1.5+ wraps the limits error with operatorpkg serrors (appended: the hook test indexes this list)
+    pytest.param(ev("FailedScheduling", "Failed to schedule pod, all available instance types exceed limits "
+                    "for nodepool (NodePool=default)", field_path=None, component="karpenter"), id="karpenter-limits-v1.5"),
 ]
 
 
