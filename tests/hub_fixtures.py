@@ -29,10 +29,11 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import requests
@@ -124,6 +125,20 @@ class Hub:
             timeout=10,
         )
         assert r.status_code in (201, 202), r.text
+
+    def wait_api(self, path: str, done: Callable[[Any], bool], what: str, *, every: float, settle: float) -> Any:
+        """GET ``hub/api/{path}`` as admin every ``every`` seconds until ``done(its JSON)``,
+        then wait ``settle`` seconds more (the hub marks a spawner failed right after its
+        ``start()`` raised); the JSON. After 30 s: fails saying ``what`` did not happen,
+        with the end of the hub's log."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            r = self.api(path, "admin")
+            if r.status_code == 200 and done(r.json()):
+                time.sleep(settle)
+                return r.json()
+            time.sleep(every)
+        raise AssertionError(f"{what}; log:\n{self.log.read_text()[-3000:]}")
 
 
 def _stop_pid_file(pid_file: Path) -> None:

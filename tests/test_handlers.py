@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import textwrap
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -113,16 +112,13 @@ richprogress.setup(c)  # twice: must change nothing
 
 def wait_failed(hub: Hub, user: str, server_name: str = "") -> None:
     """Until the spawn has failed (its timeline endpoint says so)."""
-    deadline = time.monotonic() + 30
-    path = timeline_path(user, server_name)
-    while time.monotonic() < deadline:
-        r = hub.api(path, "admin")
-        if r.status_code == 200 and r.json()["outcome"] == "failed":
-            # the hub marks the spawner failed right after start() raises
-            time.sleep(0.3)
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"spawn of {user}/{server_name} did not fail; log: {hub.log.read_text()[-3000:]}")
+    hub.wait_api(
+        timeline_path(user, server_name),
+        lambda data: data["outcome"] == "failed",
+        f"spawn of {user}/{server_name} did not fail",
+        every=0.1,
+        settle=0.3,
+    )
 
 
 def timeline_path(user: str, server_name: str = "", suffix: str = "timeline") -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import textwrap
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -123,14 +122,15 @@ def spawns_path(user: str, server: str = "", suffix: str = "") -> str:
 
 
 def wait_stored(hub: Hub, user: str, server: str = "", count: int = 1) -> list[dict]:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        r = hub.api(spawns_path(user, server), "admin")
-        if r.status_code == 200 and len(r.json()["spawns"]) >= count:
-            time.sleep(0.5)  # the hub marks the spawner failed right after start() raised
-            return r.json()["spawns"]
-        time.sleep(0.2)
-    raise AssertionError(f"no stored spawn for {user}/{server}; log:\n{hub.log.read_text()[-3000:]}")
+    """Until the server has ``count`` stored spawns; its spawns, newest first."""
+    found = hub.wait_api(
+        spawns_path(user, server),
+        lambda data: len(data["spawns"]) >= count,
+        f"no stored spawn for {user}/{server}",
+        every=0.2,
+        settle=0.5,
+    )
+    return list(found["spawns"])
 
 
 def failure_page(hub: Hub, viewer: str, owner: str, server: str = "") -> str:

@@ -35,6 +35,16 @@ def outage_store(tmp_path: Path, clock: Clock, retry_seconds: float) -> tuple[Sp
     return SpawnHistory(clock=clock, url=f"sqlite:///{folder / 'h.sqlite'}", retry_seconds=retry_seconds), folder
 
 
+def down_then_back(store: SpawnHistory, folder: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Server "before" ends while the database is down, "after" once its folder exists."""
+    with caplog.at_level(logging.INFO):
+        end_spawn(store, server="before")
+        store.flush()
+        folder.mkdir()  # the database could be used again
+        end_spawn(store, server="after")
+        store.flush()
+
+
 def history_log(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if "spawn history database" in r.getMessage()]
 
@@ -44,12 +54,7 @@ def test_a_database_that_comes_back_is_used_again_and_said_so(
 ) -> None:
     store, folder = outage_store(tmp_path, clock, retry_seconds=0)
     try:
-        with caplog.at_level(logging.INFO):
-            end_spawn(store, server="before")
-            store.flush()
-            folder.mkdir()  # the database is back
-            end_spawn(store, server="after")
-            store.flush()
+        down_then_back(store, folder, caplog)
         assert [m.split(" (")[0] for m in history_log(caplog)] == [
             f"richprogress: the spawn history database sqlite:///{folder / 'h.sqlite'} cannot be used",
             "richprogress: the spawn history database is reachable again",
@@ -68,12 +73,7 @@ def test_within_retry_seconds_the_database_is_left_alone(
 ) -> None:
     store, folder = outage_store(tmp_path, clock, retry_seconds=3600)
     try:
-        with caplog.at_level(logging.INFO):
-            end_spawn(store, server="before")
-            store.flush()
-            folder.mkdir()
-            end_spawn(store, server="after")
-            store.flush()
+        down_then_back(store, folder, caplog)
         assert len(history_log(caplog)) == 1  # the outage, said once; no retry yet
         assert not (folder / "h.sqlite").exists()
         after = store.last_spawn("alice", "after")
