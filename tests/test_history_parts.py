@@ -176,3 +176,51 @@ def test_the_log_never_shows_the_password(url: str, shown: str) -> None:
 def test_driver_url_leaves_other_databases_alone() -> None:
     assert driver_url("sqlite:///h.sqlite") == "sqlite:///h.sqlite"
     assert driver_url("mysql+pymysql://u@h/db") == "mysql+pymysql://u@h/db"
+
+
+def store_errors(operation: str) -> float:
+    """``richprogress_store_errors_total{operation}`` as the hub's /hub/metrics serves it."""
+    from prometheus_client import REGISTRY
+
+    from richprogress.metrics import default_metrics
+
+    default_metrics()  # registered at hub start by setup(c); here by the first test asking
+    return REGISTRY.get_sample_value("richprogress_store_errors_total", {"operation": operation}) or 0.0
+
+
+def test_a_database_that_cannot_be_reached_counts_connect_errors(tmp_path: Path, clock: Clock) -> None:
+    store, _ = outage_store(tmp_path, clock, retry_seconds=0)
+    before = store_errors("connect")
+    try:
+        end_spawn(store, server="a")
+        end_spawn(store, server="b")
+        store.flush()
+        assert store_errors("connect") - before == 2  # each write tried, each failed
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("operation", ["read", "write"])
+def test_a_table_gone_counts_read_and_write_errors(tmp_path: Path, clock: Clock, operation: str) -> None:
+    import sqlalchemy as sa
+
+    url = f"sqlite:///{tmp_path / 'h.sqlite'}"
+    store = SpawnHistory(clock=clock, url=url, retry_seconds=0)
+    try:
+        assert store.available  # the tables exist
+        engine = sa.create_engine(url)
+        with engine.begin() as conn:
+            conn.execute(sa.text("DROP TABLE richprogress_spawns"))
+        engine.dispose()
+        before = {op: store_errors(op) for op in ("connect", "read", "write", "prune")}
+        if operation == "read":
+            assert store.recent_failures() == []
+        else:
+            end_spawn(store)
+            store.flush()
+            spawn = store.last_spawn("alice")
+            assert spawn is not None and spawn["id"] < 0  # kept in memory
+        after = {op: store_errors(op) - before[op] for op in before}
+        assert after == {"connect": 0, "read": 0, "write": 0, "prune": 0, operation: 1}
+    finally:
+        store.close()

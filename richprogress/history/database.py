@@ -11,6 +11,9 @@ None while the database cannot be used, without ever making the hub wait long fo
   database is then connected on a reader thread and the caller waits at most that long.
 - **Reader threads** also run the handlers' reads (``run_on_reader``), so the loop never
   waits on a query.
+- **Counted.** Every failed use is counted by operation (``connect``, ``read``, and the
+  writer's ``write`` and ``prune``) in ``richprogress_store_errors_total``, which the
+  example alert watches (``count_error``; ``metrics.count_store_error`` by default).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine, make_url
 
+from ..metrics import count_store_error
 from .schema import SchemaTooNew, ensure_schema
 
 __all__ = ["Database", "DatabaseSettings", "driver_url", "make_engine", "safe_url"]
@@ -49,8 +53,11 @@ class DatabaseSettings(Protocol):
 class Database:
     """The engine of the history's database, made at first use and dropped while it is down."""
 
-    def __init__(self, settings: DatabaseSettings) -> None:
+    def __init__(
+        self, settings: DatabaseSettings, count_error: Callable[[str], None] = count_store_error
+    ) -> None:
         self._settings = settings
+        self._count_error = count_error
         self._engine: Engine | None = None
         #: connecting can take seconds: it has a lock of its own
         self._connect_lock = threading.Lock()
@@ -88,7 +95,7 @@ class Database:
                 engine = make_engine(self._settings.url)
                 ensure_schema(engine)
             except Exception as exc:
-                self.went_down(exc)
+                self.went_down(exc, "connect")
                 return None
             self._engine = engine
             if self._logged_down:
@@ -96,8 +103,10 @@ class Database:
                 self._logged_down = False
         return self._engine
 
-    def went_down(self, exc: BaseException) -> None:
-        """Log the first failure once; keep to memory for ``retry_seconds``."""
+    def went_down(self, exc: BaseException, operation: str) -> None:
+        """Count the failure of ``operation`` (connect, read, write, prune); log the first
+        one of an outage; keep to memory for ``retry_seconds``."""
+        self._count_error(operation)
         if isinstance(exc, SchemaTooNew):
             self._down_until = float("inf")
         else:
@@ -125,7 +134,7 @@ class Database:
             with engine.connect() as conn:
                 return fn(conn)
         except Exception as exc:
-            self.went_down(exc)
+            self.went_down(exc, "read")
             return fallback
 
     def run_on_reader(self, fn: Callable[[], T]) -> Future[T]:

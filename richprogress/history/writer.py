@@ -90,14 +90,17 @@ class SpawnWriter:
         if engine is None:
             self._memory.written(key, snap, row, None)
             return None
+        operation = "write"
         try:
             with engine.begin() as conn:
                 result = conn.execute(insert(spawns_table).values(**row))
                 new_id = result.inserted_primary_key[0]  # type: ignore[index]
+                operation = "prune"  # the insert is undone with it: the spawn stays in memory
                 self._trim_server(conn, row["user_name"], row["server_name"])
                 self._sweep(conn)
+                operation = "write"  # the commit, as the block ends
         except Exception as exc:
-            self._database.went_down(exc)
+            self._database.went_down(exc, operation)
             self._memory.written(key, snap, row, None)
             return None
         self._memory.written(key, snap, row, int(new_id))
