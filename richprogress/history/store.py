@@ -131,7 +131,6 @@ class SpawnHistory(LoggingConfigurable):
 
     def __init__(self, clock: Callable[[], datetime] = utcnow, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._clock = clock
         # the parts read this object's traits at each use, so they follow its config
         self._database = Database(self)
         self._memory = MemorySpawns(lambda: self.memory_servers)
