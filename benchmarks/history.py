@@ -119,7 +119,7 @@ def measure_writes(store: SpawnHistory, n: int) -> None:
     for i in range(n):
         e = end(f"v{i}", i % 3 == 0, T0 + timedelta(seconds=i))
         t = time.perf_counter()
-        store._write(("v", str(i)), snapshot(e))
+        store.writer.write(("v", str(i)), snapshot(e))
         thread.append(time.perf_counter() - t)
     print(f"  write, on the event loop (record): {ms(on_loop)}")
     print(f"  write, on the writer thread:       {ms(thread)}")

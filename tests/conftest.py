@@ -5,6 +5,13 @@
     ``richprogress.setup(c)`` subscribes the spawn history, which keeps finished spawns in
     a SQLite file in the working directory: without this, a test that calls ``setup`` would
     make every later in-process spawn write into the checkout.
+
+Helper modules (imported by the tests that need them, not fixtures of every test):
+
+- ``hub_fixtures``: a real JupyterHub subprocess with its proxy (``hub_process``, ``Hub``);
+- ``cluster_fixtures``: real KubeSpawner against the simulated cluster;
+- ``pg_fixtures``: a throwaway PostgreSQL server;
+- ``node_module``: run a JavaScript snippet from ``static/`` under node.
 """
 
 from __future__ import annotations

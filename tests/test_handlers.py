@@ -7,42 +7,32 @@ A real ``jupyterhub`` (with configurable-http-proxy) runs at a non-root base_url
 hub's own start timeout does. Users get API tokens through ``api_tokens``.
 
 Fixtures: ``running_hub`` (module) is the hub; ``failed_spawns`` (module) the same hub once
-alice's default and "gpu" servers and the odd user's server have failed. ``hub_process``
-is the context manager behind them, usable from a script (e.g. to take screenshots).
+alice's default and "gpu" servers and the odd user's server have failed. ``timeline_hub``
+is the context manager behind them (``hub_fixtures.hub_process`` with this spawner),
+usable from a script (e.g. to take screenshots).
 """
 
 from __future__ import annotations
 
-import html
 import json
 import os
-import re
-import signal
-import socket
-import subprocess
-import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 import requests
+from hub_fixtures import BASE_URL, HOSTILE, Hub, hub_process
 
-REPO = Path(__file__).resolve().parents[1]
-CHP_BIN = REPO / "node_modules" / ".bin"
-BASE_URL = "/prefix/"
-HOSTILE = "<img src=x onerror=alert(1)>"
 #: a user name holding every character HTML and JS care about
 ODD_USER = "a<'&\">b"
 #: reader holds read:servers on alice's servers only; visitor only access:servers on them
 USERS = ["alice", "bob", "admin", ODD_USER, "reader", "visitor"]
 
-# The generated jupyterhub_config.py. PORTS and PATHS are filled in by the fixture.
-CONFIG = textwrap.dedent(
+# The spawner of the generated jupyterhub_config.py (hub_fixtures adds the common settings).
+SPAWNER_CODE = textwrap.dedent(
     '''
     import asyncio
     import os
@@ -110,94 +100,25 @@ CONFIG = textwrap.dedent(
         async def stop(self):
             pass
 
-    c = get_config()  # noqa
-    c.JupyterHub.ip = "127.0.0.1"
-    c.JupyterHub.port = {port}
-    c.JupyterHub.hub_ip = "127.0.0.1"
-    c.JupyterHub.hub_port = {hub_port}
-    c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
-    c.ConfigurableHTTPProxy.pid_file = {chp_pid!r}
-    c.JupyterHub.base_url = {base_url!r}
-    c.JupyterHub.db_url = "sqlite:///" + {db!r}
-    c.JupyterHub.cookie_secret_file = {secret!r}
-    c.JupyterHub.pid_file = {hub_pid!r}
-    c.JupyterHub.allow_named_servers = True
-    c.JupyterHub.authenticator_class = "dummy"
-    c.Authenticator.admin_users = {{"admin"}}
-    # allowed users are created at start with the "user" role (token users are not)
-    c.Authenticator.allowed_users = {users!r}
-    c.JupyterHub.spawner_class = TimelineTestSpawner
-    c.JupyterHub.tornado_settings = {{"slow_spawn_timeout": 0}}
-    c.JupyterHub.api_tokens = {tokens!r}
-    c.JupyterHub.load_roles = [
-        {{"name": "alice-reader", "scopes": ["read:servers!user=alice"], "users": ["reader"]}},
-        {{"name": "alice-visitor", "scopes": ["access:servers!user=alice"], "users": ["visitor"]}},
-    ]
-    c.JupyterHub.cleanup_servers = True
-    richprogress.setup(c)
-    richprogress.setup(c)  # twice: must change nothing
     '''
 )
 
+# The lines after hub_fixtures.COMMON_CONFIG.
+EXTRA_CONFIG = """
+richprogress.setup(c)
+richprogress.setup(c)  # twice: must change nothing
+"""
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
-
-@dataclass
-class Hub:
-    """A running hub: its public URL (with base_url) and a token per user."""
-
-    url: str
-    tokens: dict[str, str]
-    log: Path
-
-    def api(self, path: str, user: str | None, **params: str) -> requests.Response:
-        headers = {"Authorization": f"token {self.tokens[user]}"} if user else {}
-        return requests.get(self.url + "hub/api/" + path, headers=headers, params=params, timeout=10)
-
-    def page(self, path: str, user: str) -> requests.Response:
-        """A hub page as a logged-in browser sees it (pages take cookies, not tokens)."""
-        return self.login(user).get(self.url + "hub/" + path, timeout=10)
-
-    def login(self, user: str) -> requests.Session:
-        session = requests.Session()
-        form = session.get(self.url + "hub/login", timeout=10)
-        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', form.text)
-        assert xsrf, "no _xsrf field on the login form"
-        r = session.post(
-            self.url + "hub/login",
-            data={"username": user, "password": "x", "_xsrf": html.unescape(xsrf.group(1))},
-            timeout=10,
-            allow_redirects=False,
-        )
-        assert r.status_code == 302, r.text
-        return session
-
-    def start_server(self, user: str, server_name: str = "") -> None:
-        name = quote(user, safe="")
-        path = f"users/{name}/servers/{quote(server_name, safe='')}" if server_name else f"users/{name}/server"
-        r = requests.post(
-            self.url + "hub/api/" + path,
-            headers={"Authorization": f"token {self.tokens[user]}"},
-            timeout=10,
-        )
-        assert r.status_code in (201, 202), r.text
-
-    def wait_failed(self, user: str, server_name: str = "") -> None:
-        """Until the spawn has failed (its timeline endpoint says so)."""
-        deadline = time.monotonic() + 30
-        path = timeline_path(user, server_name)
-        while time.monotonic() < deadline:
-            r = self.api(path, "admin")
-            if r.status_code == 200 and r.json()["outcome"] == "failed":
-                # the hub marks the spawner failed right after start() raises
-                time.sleep(0.3)
-                return
-            time.sleep(0.1)
-        raise AssertionError(f"spawn of {user}/{server_name} did not fail; log: {self.log.read_text()[-3000:]}")
+def wait_failed(hub: Hub, user: str, server_name: str = "") -> None:
+    """Until the spawn has failed (its timeline endpoint says so)."""
+    hub.wait_api(
+        timeline_path(user, server_name),
+        lambda data: data["outcome"] == "failed",
+        f"spawn of {user}/{server_name} did not fail",
+        every=0.1,
+        settle=0.3,
+    )
 
 
 def timeline_path(user: str, server_name: str = "", suffix: str = "timeline") -> str:
@@ -207,78 +128,25 @@ def timeline_path(user: str, server_name: str = "", suffix: str = "timeline") ->
     return f"richprogress/users/{name}/{suffix}"
 
 
-def _stop(pid_file: Path) -> None:
-    if pid_file.exists():
-        try:
-            os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
-        except (ValueError, ProcessLookupError):
-            pass
-
-
 @contextmanager
-def hub_process(work: Path, *, hold: float = 0.2) -> Iterator[Hub]:
+def timeline_hub(work: Path, *, hold: float = 0.2) -> Iterator[Hub]:
     """A real jupyterhub (and its proxy) in ``work``; spawns fail after ``hold`` seconds."""
-    port = free_port()
     tokens = {user: f"token-{i}-{os.urandom(8).hex()}" for i, user in enumerate(USERS)}
-    config = work / "jupyterhub_config.py"
-    config.write_text(
-        CONFIG.format(
-            hostile=HOSTILE,
-            port=port,
-            hub_port=free_port(),
-            proxy_api_port=free_port(),
-            chp_pid=str(work / "chp.pid"),
-            hub_pid=str(work / "hub.pid"),
-            base_url=BASE_URL,
-            db=str(work / "hub.sqlite"),
-            secret=str(work / "cookie_secret"),
-            tokens={token: user for user, token in tokens.items()},
-            users=set(USERS),
-        )
-    )
-    log = work / "hub.log"
-    env = dict(
-        os.environ,
-        PATH=f"{CHP_BIN}{os.pathsep}{os.environ['PATH']}",
-        RP_TEST_HOLD=str(hold),
-    )
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyterhub", "-f", str(config)],
-            cwd=work,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    hub = Hub(url=f"http://127.0.0.1:{port}{BASE_URL}", tokens=tokens, log=log)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError("jupyterhub exited:\n" + log.read_text()[-4000:])
-            try:
-                if requests.get(hub.url + "hub/api/", timeout=2).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError("jupyterhub did not start:\n" + log.read_text()[-4000:])
-            time.sleep(0.2)
+    with hub_process(
+        work,
+        SPAWNER_CODE.format(hostile=HOSTILE),
+        spawner_class="TimelineTestSpawner",
+        users=USERS,
+        tokens=tokens,
+        extra_config=EXTRA_CONFIG,
+        env={"RP_TEST_HOLD": str(hold)},
+    ) as hub:
         yield hub
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        # the hub stops its proxy on a clean exit; make sure of it either way
-        _stop(work / "chp.pid")
 
 
 @pytest.fixture(scope="module")
 def running_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
-    with hub_process(tmp_path_factory.mktemp("hub")) as hub:
+    with timeline_hub(tmp_path_factory.mktemp("hub")) as hub:
         yield hub
 
 
@@ -288,7 +156,7 @@ def failed_spawns(running_hub: Hub) -> Hub:
     for user, server in (("alice", ""), ("alice", "gpu"), (ODD_USER, "")):
         running_hub.start_server(user, server)
     for user, server in (("alice", ""), ("alice", "gpu"), (ODD_USER, "")):
-        running_hub.wait_failed(user, server)
+        wait_failed(running_hub, user, server)
     return running_hub
 
 

@@ -13,26 +13,20 @@ Fixtures: ``history_hub`` (module): the hub, with alice's default server failed 
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-import requests
-from test_handlers import CHP_BIN, HOSTILE, Hub, _stop, free_port
+from hub_fixtures import BASE_URL, HOSTILE, Hub, hub_process
 
-BASE_URL = "/prefix/"
 USERS = ["alice", "bob", "admin", "reader", "visitor"]
 
-CONFIG = textwrap.dedent(
+# The spawner of the generated jupyterhub_config.py (hub_fixtures adds the common settings).
+SPAWNER_CODE = textwrap.dedent(
     '''
     import asyncio
     import socket
@@ -88,102 +82,36 @@ CONFIG = textwrap.dedent(
     class Spawner(RichProgressMixin, HistoryTestSpawner):
         pass
 
-    c = get_config()  # noqa
-    c.JupyterHub.ip = "127.0.0.1"
-    c.JupyterHub.port = {port}
-    c.JupyterHub.hub_ip = "127.0.0.1"
-    c.JupyterHub.hub_port = {hub_port}
-    c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
-    c.ConfigurableHTTPProxy.pid_file = {chp_pid!r}
-    c.JupyterHub.base_url = {base_url!r}
-    c.JupyterHub.db_url = "sqlite:///" + {db!r}
-    c.JupyterHub.cookie_secret_file = {secret!r}
-    c.JupyterHub.allow_named_servers = True
-    c.JupyterHub.authenticator_class = "dummy"
-    c.Authenticator.admin_users = {{"admin"}}
-    c.Authenticator.allowed_users = {users!r}
-    c.JupyterHub.spawner_class = Spawner
-    c.Spawner.options_form = "<input name='anything'>"
-    c.Spawner.http_timeout = 10
-    c.JupyterHub.tornado_settings = {{"slow_spawn_timeout": 0}}
-    c.JupyterHub.api_tokens = {tokens!r}
-    c.JupyterHub.load_roles = [
-        {{"name": "alice-reader", "scopes": ["read:servers!user=alice"], "users": ["reader"]}},
-        {{"name": "alice-visitor", "scopes": ["access:servers!user=alice"], "users": ["visitor"]}},
-    ]
-    c.JupyterHub.cleanup_servers = True
-    {history_line}
-    richprogress.setup(c)
     '''
 )
+
+# The lines after hub_fixtures.COMMON_CONFIG ({history_line}: c.SpawnHistory.url, or nothing).
+EXTRA_CONFIG = """
+c.Spawner.options_form = "<input name='anything'>"
+c.Spawner.http_timeout = 10
+{history_line}
+richprogress.setup(c)
+"""
 
 
 @contextmanager
 def history_hub_process(work: Path, history_url: str | None = None) -> Iterator[Hub]:
     """A real jupyterhub in ``work`` (reusing its database and secret when run again)."""
-    tokens = {user: f"token-{i}-{user}-stable" for i, user in enumerate(USERS)}
-    port = free_port()
-    config = work / "jupyterhub_config.py"
-    config.write_text(
-        CONFIG.format(
-            hostile=HOSTILE,
-            port=port,
-            hub_port=free_port(),
-            proxy_api_port=free_port(),
-            chp_pid=str(work / "chp.pid"),
-            base_url=BASE_URL,
-            db=str(work / "hub.sqlite"),
-            secret=str(work / "cookie_secret"),
-            tokens={token: user for user, token in tokens.items()},
-            users=set(USERS),
-            history_line=f"c.SpawnHistory.url = {history_url!r}" if history_url else "",
-        )
-    )
-    log = work / "hub.log"
-    env = dict(os.environ, PATH=f"{CHP_BIN}{os.pathsep}{os.environ['PATH']}")
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyterhub", "-f", str(config)],
-            cwd=work,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    hub = Hub(url=f"http://127.0.0.1:{port}{BASE_URL}", tokens=tokens, log=log)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError("jupyterhub exited:\n" + log.read_text()[-4000:])
-            try:
-                if requests.get(hub.url + "hub/api/", timeout=2).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError("jupyterhub did not start:\n" + log.read_text()[-4000:])
-            time.sleep(0.2)
+    history_line = f"c.SpawnHistory.url = {history_url!r}" if history_url else ""
+    with hub_process(
+        work,
+        SPAWNER_CODE.format(hostile=HOSTILE),
+        spawner_class="Spawner",
+        users=USERS,
+        tokens={user: f"token-{i}-{user}-stable" for i, user in enumerate(USERS)},
+        extra_config=EXTRA_CONFIG.format(history_line=history_line),
+    ) as hub:
         yield hub
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        _stop(work / "chp.pid")
 
 
 def start(hub: Hub, user: str, server: str = "", ok: bool = False) -> None:
-    name = quote(user, safe="")
-    path = f"users/{name}/servers/{quote(server, safe='')}" if server else f"users/{name}/server"
-    r = requests.post(
-        hub.url + "hub/api/" + path,
-        headers={"Authorization": f"token {hub.tokens[user]}"},
-        json={"ok": True} if ok else {},
-        timeout=10,
-    )
-    assert r.status_code in (201, 202), r.text
+    """Start a server that fails, or with ``ok`` one that becomes ready."""
+    hub.start_server(user, server, {"ok": True} if ok else {})
 
 
 def spawns_path(user: str, server: str = "", suffix: str = "") -> str:
@@ -194,14 +122,15 @@ def spawns_path(user: str, server: str = "", suffix: str = "") -> str:
 
 
 def wait_stored(hub: Hub, user: str, server: str = "", count: int = 1) -> list[dict]:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        r = hub.api(spawns_path(user, server), "admin")
-        if r.status_code == 200 and len(r.json()["spawns"]) >= count:
-            time.sleep(0.5)  # the hub marks the spawner failed right after start() raised
-            return r.json()["spawns"]
-        time.sleep(0.2)
-    raise AssertionError(f"no stored spawn for {user}/{server}; log:\n{hub.log.read_text()[-3000:]}")
+    """Until the server has ``count`` stored spawns; its spawns, newest first."""
+    found = hub.wait_api(
+        spawns_path(user, server),
+        lambda data: len(data["spawns"]) >= count,
+        f"no stored spawn for {user}/{server}",
+        every=0.2,
+        settle=0.5,
+    )
+    return list(found["spawns"])
 
 
 def failure_page(hub: Hub, viewer: str, owner: str, server: str = "") -> str:
@@ -226,7 +155,6 @@ def history_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
         wait_stored(hub, "alice")
         start(hub, "alice", "gpu")
         wait_stored(hub, "alice", "gpu")
-        hub.work = work  # type: ignore[attr-defined]
         yield hub
 
 

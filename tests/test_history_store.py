@@ -270,7 +270,7 @@ def test_last_by_server_gives_each_servers_last_spawn(make_store: Callable[..., 
 def test_a_spawn_is_readable_before_its_write_is_done(make_store: Callable[..., SpawnHistory]) -> None:
     store = make_store()
     gate = threading.Event()
-    store._writer.submit(gate.wait, 30)  # hold the writer thread
+    store.writer.after_writes(gate.wait, 30)  # hold the writer thread
     end_spawn(store)
     spawn = store.last_spawn("alice")
     assert spawn is not None and spawn["id"] < 0  # from memory, not yet written

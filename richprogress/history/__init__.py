@@ -1,6 +1,9 @@
 """Spawn history: finished spawns kept in a database (DESIGN.md contract 6).
 
-- ``SpawnHistory`` (``store``): the store, configured as ``c.SpawnHistory``.
+- ``SpawnHistory`` (``store``): the store, configured as ``c.SpawnHistory``; made of
+  ``database`` (the engine and its outages), ``writer`` (the writer thread, retention),
+  ``memory`` (spawns not yet written) and ``reads`` (the queries).
+- ``rows``: a stored spawn's shapes (snapshot, row, summary, rebuilt timeline).
 - ``spawn_facts`` (``facts``): namespace, pod, node, images, resources, profile of a spawn.
 - ``schema``: the tables and their version (how upgrades work is told there).
 - ``enable()``: subscribe the store to spawn endings (``richprogress.spawn_events``);

@@ -1,0 +1,198 @@
+"""The spawn history's database connection, and what happens while it is down.
+
+One and only purpose: hand the store a SQLAlchemy engine with the schema in place, or
+None while the database cannot be used, without ever making the hub wait long for it.
+
+- **Lazy.** The engine is made at first use (the hub may start before its database).
+- **Outage.** A failure is logged once (the URL without its password); the database is
+  left alone for ``retry_seconds``, then tried again, and its return is logged too. A
+  database from a newer release (``SchemaTooNew``) is left alone for good.
+- **Pages never wait long.** A caller on the event loop passes ``wait``: a remote
+  database is then connected on a reader thread and the caller waits at most that long.
+- **Reader threads** also run the handlers' reads (``run_on_reader``), so the loop never
+  waits on a query.
+- **Counted.** Every failed use is counted by operation (``connect``, ``read``, and the
+  writer's ``write`` and ``prune``) in ``richprogress_store_errors_total``, which the
+  example alert watches (``count_error``; ``metrics.count_store_error`` by default).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Protocol, TypeVar
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Connection, Engine, make_url
+
+from ..metrics import count_store_error
+from .schema import SchemaTooNew, ensure_schema
+
+__all__ = ["Database", "DatabaseSettings", "driver_url", "make_engine", "safe_url"]
+
+T = TypeVar("T")
+
+
+class DatabaseSettings(Protocol):
+    """What ``Database`` reads from its owner (``SpawnHistory``), at each use."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def retry_seconds(self) -> float: ...
+
+    @property
+    def log(self) -> logging.Logger | logging.LoggerAdapter[Any]: ...
+
+
+class Database:
+    """The engine of the history's database, made at first use and dropped while it is down."""
+
+    def __init__(
+        self, settings: DatabaseSettings, count_error: Callable[[str], None] = count_store_error
+    ) -> None:
+        self._settings = settings
+        self._count_error = count_error
+        self._engine: Engine | None = None
+        #: connecting can take seconds: it has a lock of its own
+        self._connect_lock = threading.Lock()
+        #: guards ``_connecting`` only (held for microseconds, also on the event loop)
+        self._lock = threading.Lock()
+        self._readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="rp-history-read")
+        self._connecting: Future[Engine | None] | None = None
+        self._down_until = 0.0
+        self._logged_down = False
+
+    def connect(self, wait: float | None = None) -> Engine | None:
+        """The engine with the schema in place; None while the database is down.
+
+        ``wait``: called on the event loop (a page being rendered), so connect on a reader
+        thread and wait at most this long; None when not yet connected by then. A SQLite
+        file is local and connects at once, so it is always connected in place.
+        """
+        if self._engine is not None:
+            return self._engine
+        if time.monotonic() < self._down_until:
+            return None
+        if wait is not None and not self._settings.url.startswith("sqlite"):
+            with self._lock:
+                if self._connecting is None or self._connecting.done():
+                    self._connecting = self._readers.submit(self.connect)
+                connecting = self._connecting
+            try:
+                return connecting.result(timeout=wait)
+            except Exception:  # not yet: the page keeps to memory this time
+                return None
+        with self._connect_lock:
+            if self._engine is not None:
+                return self._engine
+            try:
+                engine = make_engine(self._settings.url)
+                ensure_schema(engine)
+            except Exception as exc:
+                self.went_down(exc, "connect")
+                return None
+            self._engine = engine
+            if self._logged_down:
+                self._settings.log.info("richprogress: the spawn history database is reachable again")
+                self._logged_down = False
+        return self._engine
+
+    def went_down(self, exc: BaseException, operation: str) -> None:
+        """Count the failure of ``operation`` (connect, read, write, prune); log the first
+        one of an outage; keep to memory for ``retry_seconds``."""
+        self._count_error(operation)
+        if isinstance(exc, SchemaTooNew):
+            self._down_until = float("inf")
+        else:
+            self._down_until = time.monotonic() + self._settings.retry_seconds
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.dispose()
+        if not self._logged_down:
+            self._logged_down = True
+            self._settings.log.error(
+                "richprogress: the spawn history database %s cannot be used (%s: %s); "
+                "finished spawns are kept in memory until it can",
+                safe_url(self._settings.url),
+                type(exc).__name__,
+                exc,
+            )
+
+    def query(self, fn: Callable[[Connection], T], fallback: T, wait: float | None = None) -> T:
+        """``fn`` on a connection, or ``fallback`` while the database is down (a failure
+        during ``fn`` counts as the database going down)."""
+        engine = self.connect(wait)
+        if engine is None:
+            return fallback
+        try:
+            with engine.connect() as conn:
+                return fn(conn)
+        except Exception as exc:
+            self.went_down(exc, "read")
+            return fallback
+
+    def run_on_reader(self, fn: Callable[[], T]) -> Future[T]:
+        """Run ``fn`` on a reader thread."""
+        return self._readers.submit(fn)
+
+    def close(self) -> None:
+        """Stop the reader threads (after their work) and release the engine."""
+        self._readers.shutdown(wait=True)
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``: SQLite in WAL mode, shared by the writer and reader threads;
+    other databases with a small pool and a connect timeout."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 5, "check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, record: Any) -> None:
+            cursor = dbapi_conn.cursor()
+            # readers (pages) never wait for the writer thread, and it fsyncs less
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        return engine
+    url = driver_url(url)
+    # a database that does not answer must not hold a thread for minutes
+    connect_args = {"connect_timeout": 10} if "psycopg2" in url else {}
+    return create_engine(url, pool_pre_ping=True, pool_size=3, max_overflow=2, connect_args=connect_args)
+
+
+def driver_url(url: str) -> str:
+    """``postgresql://`` with the driver this machine has.
+
+    SQLAlchemy 2.1 reads a bare ``postgresql://`` as psycopg 3, 2.0 as psycopg2; z2jh's hub
+    image ships psycopg2. When the default driver is missing and psycopg2 is present, use it.
+    """
+    if not url.startswith("postgresql://"):
+        return url
+    try:
+        from sqlalchemy.dialects import registry
+
+        registry.load("postgresql").import_dbapi()
+        return url
+    except Exception:
+        pass
+    if importlib.util.find_spec("psycopg2") is not None:
+        return "postgresql+psycopg2://" + url[len("postgresql://") :]
+    return url
+
+
+def safe_url(url: str) -> str:
+    """The URL without its password, for the log."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "(unparsable URL)"
