@@ -48,7 +48,7 @@ PAGE = """<!doctype html>
   <h1 id="rp-title">Starting your server</h1><p id="rp-lead">You will be redirected.</p>
   <div class="rp-status"><p class="rp-step" id="rp-step">Requesting a server</p>
     <p class="rp-elapsed"><span id="rp-elapsed-label">Elapsed</span>: <span id="rp-elapsed">0:00</span></p></div>
-  <div class="progress"><div id="progress-bar" class="progress-bar" role="progressbar" aria-valuenow="0">
+  <div class="progress"><div id="progress-bar" class="progress-bar" role="progressbar" aria-label="Server start progress" aria-valuenow="0">
     <span class="visually-hidden"><span id="sr-progress">0%</span> <span id="rp-sr-state">Complete</span></span></div></div>
   <p id="progress-message" class="rp-message-line"></p>
   <div id="rp-failure" hidden><p id="rp-failure-summary"></p><p id="rp-failure-hint"></p></div>
@@ -134,34 +134,58 @@ def jupyterhub_css() -> bytes:
     return share.read_bytes() if share.is_file() else b""
 
 
+PAGE_DATA = {
+    "page": "pending", "progressUrl": "/progress", "started": "2026-11-30T08:00:00Z", "serverElapsed": 1.0,
+    "viewerIsOwner": True, "userName": "alice", "ownPod": "jupyter-alice", "stopUrl": "/stop",
+    "timelineUrl": "/timeline", "pageUrl": "/page", "progress": 0,
+}
+
+
+def open_page(browser: Any, files: dict[str, bytes], css: bytes | None = None) -> tuple[Any, Any]:
+    """A new browser context and the pending page in it, its stand-in stream open.
+
+    The caller closes the context. ``css``: JupyterHub's stylesheet (read once by callers
+    that open many pages)."""
+    data = json.dumps(PAGE_DATA)
+    sheet = jupyterhub_css() if css is None else css
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+
+    def serve(route: Any) -> None:
+        path = route.request.url[len(ORIGIN):].split("?")[0]
+        if path == "/":
+            route.fulfill(body=PAGE.replace("DATA", data), content_type="text/html")
+        elif path == "/jh/style.min.css":
+            route.fulfill(body=sheet, content_type="text/css")
+        elif path.startswith("/static/") and path[8:] in files:
+            kind = "text/css" if path.endswith(".css") else "text/javascript"
+            route.fulfill(body=files[path[8:]], content_type=kind)
+        else:
+            route.fulfill(status=404, body="")
+
+    page.route(f"{ORIGIN}/**", serve)
+    page.goto(f"{ORIGIN}/")
+    page.wait_for_function("() => Boolean(window.__streams.length && window.__streams[0].onmessage)")
+    return context, page
+
+
+def send(page: Any, events: list[str]) -> None:
+    """Deliver progress events (JSON strings) on the page's stream and write their rows."""
+    page.evaluate(
+        "(events) => { for (const data of events) window.__streams[0].onmessage({ data });"
+        " window.richprogressPage.flush(); }",
+        events,
+    )
+
+
 def measure(browser: Any, files: dict[str, bytes], n: int = 1000, runs: int = 5) -> tuple[list[float], int]:
     """Milliseconds per run to render ``n`` records, and the rows the last run showed."""
-    data = json.dumps({"page": "pending", "progressUrl": "/progress", "started": "2026-11-30T08:00:00Z",
-                       "serverElapsed": 1.0, "viewerIsOwner": True, "userName": "alice", "ownPod": "jupyter-alice",
-                       "stopUrl": "/stop", "timelineUrl": "/timeline", "pageUrl": "/page", "progress": 0})
     css = jupyterhub_css()
     events = make_events(n)
     times: list[float] = []
     rows = 0
     for _ in range(runs):
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        page = context.new_page()
-
-        def serve(route: Any) -> None:
-            path = route.request.url[len(ORIGIN):].split("?")[0]
-            if path == "/":
-                route.fulfill(body=PAGE.replace("DATA", data), content_type="text/html")
-            elif path == "/jh/style.min.css":
-                route.fulfill(body=css, content_type="text/css")
-            elif path.startswith("/static/") and path[8:] in files:
-                kind = "text/css" if path.endswith(".css") else "text/javascript"
-                route.fulfill(body=files[path[8:]], content_type=kind)
-            else:
-                route.fulfill(status=404, body="")
-
-        page.route(f"{ORIGIN}/**", serve)
-        page.goto(f"{ORIGIN}/")
-        page.wait_for_function("() => Boolean(window.__streams.length && window.__streams[0].onmessage)")
+        context, page = open_page(browser, files, css)
         elapsed, rows = page.evaluate(MEASURE, events)
         times.append(elapsed)
         context.close()

@@ -49,7 +49,7 @@
 //   Test hook: window.richprogressPage.reconnect() (pending page) closes the event stream
 //              and opens a new one; the hub replays the spawn, rows must not double.
 
-import { attachDetails, detailsOpen, displayText, formatCount, wireRenderedDetails } from "./row-details.js";
+import { attachDetails, displayText, formatCount, listenForToggles, wireRenderedDetails } from "./row-details.js";
 import { LiveBanner } from "./live-diagnosis.js";
 import { TypicalLine } from "./typical-times.js";
 import { appendBreakable, headlineParts } from "./breaks.js";
@@ -235,8 +235,6 @@ export function shownPills(record, ownPod, mainContainer = MAIN_CONTAINER) {
 function fillRow(row, record, started, floor, ownPod) {
   const severity = SEVERITIES.includes(record.severity) ? record.severity : "info";
   row.dataset.severity = severity;
-  const open = detailsOpen(row);
-  row.replaceChildren();
 
   const [moment, stamp] = rowMoment(record, started);
   const since = moment === null || floor === null ? moment : Math.max(moment, floor);
@@ -275,10 +273,13 @@ function fillRow(row, record, started, floor, ownPod) {
   }
   if (pills.childElementCount) body.append(pills);
   const message = el("span", "rp-message");
-  appendBreakable(message, displayText(record.message || record.raw_message || ""));
+  const text = displayText(record.message || record.raw_message || "");
+  appendBreakable(message, text);
   body.append(message);
-  row.append(when, body);
-  attachDetails(row, record, open);
+  // before the old body leaves the row: a refilled row keeps its Details button's focus
+  const refocus = attachDetails(row, body, record, text);
+  row.replaceChildren(when, body);
+  if (refocus) refocus.focus();
   return since;
 }
 
@@ -343,6 +344,8 @@ class PendingPage {
     };
     this.log.addEventListener("pointerover", addTitle);
     this.log.addEventListener("focusin", addTitle);
+    // every row's Details button, through one listener (row-details.js)
+    listenForToggles(this.log);
   }
 
   /** Seconds since the start request (or since the page loaded, without the hub's time). */
