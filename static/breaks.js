@@ -8,16 +8,36 @@
 export const LONG_NAME = 16;
 const SPLIT_AFTER = /(?<=[/:.])/;
 
+// The parts of each distinct text are worked out once: a stream replay (a reconnect, a
+// reload) and a repeat that refills its row bring the same sentences again.
+const SEEN_LIMIT = 2000;
+/** @type {Map<string, ReadonlyArray<[string, boolean]>>} */
+const seenParts = new Map();
+
 /**
  * Parts of a text: [text, keepWhole] pairs. keepWhole parts are a piece of a long name,
- * to be shown unbroken, each followed by a break opportunity.
+ * to be shown unbroken, each followed by a break opportunity. The array is shared by
+ * every caller of the same text: read it, don't change it.
  * @param {string} text
- * @returns {Array<[string, boolean]>}
+ * @returns {ReadonlyArray<[string, boolean]>}
  */
 export function breakableParts(text) {
+  const key = String(text);
+  let parts = seenParts.get(key);
+  if (parts === undefined) {
+    parts = splitParts(key);
+    // bounded: a long spawn's distinct sentences, not every string a page ever showed
+    if (seenParts.size >= SEEN_LIMIT) seenParts.clear();
+    seenParts.set(key, parts);
+  }
+  return parts;
+}
+
+/** breakableParts without the memo. @param {string} text */
+function splitParts(text) {
   const parts = [];
   let plain = "";
-  for (const token of String(text).split(/(\s+)/)) {
+  for (const token of text.split(/(\s+)/)) {
     if (token.length >= LONG_NAME && /[-/:.]/.test(token) && !/\s/.test(token)) {
       if (plain) parts.push([plain, false]);
       plain = "";

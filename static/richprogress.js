@@ -272,9 +272,15 @@ function fillRow(row, record, started, floor, ownPod) {
     pills.append(el("span", "rp-pill rp-pill-decisive", "the cause"));
   }
   if (pills.childElementCount) body.append(pills);
-  const message = el("span", "rp-message");
   const text = displayText(record.message || record.raw_message || "");
-  appendBreakable(message, text);
+  // a repeat (count grew) mostly keeps its sentence: keep its built text too
+  let message = row.rpMessage;
+  if (!message || row.rpText !== text) {
+    message = el("span", "rp-message");
+    appendBreakable(message, text);
+    row.rpMessage = message;
+    row.rpText = text;
+  }
   body.append(message);
   // before the old body leaves the row: a refilled row keeps its Details button's focus
   const refocus = attachDetails(row, body, record, text);
