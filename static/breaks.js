@@ -50,22 +50,36 @@ function splitParts(text) {
   return parts;
 }
 
+// A piece made only of letters, digits and "_" (plus its closing "/", ":" or ".") has no
+// break opportunity inside (Unicode line breaking never breaks between letters and digits,
+// nor before "/", ":" or "."), so it needs no nowrap span of its own: a text node is
+// enough. Only a piece that could break inside (at a hyphen, say) gets span.rp-nobr.
+// About half the elements of a long name, on every row that names an image (issue 14).
+const UNBREAKABLE = /^[A-Za-z0-9_]*[/:.]?$/;
+
 /**
  * Append `text` to `parent` so that long names break only after "/", ":" or ".".
  * @param {HTMLElement} parent
  * @param {string} text
  */
 export function appendBreakable(parent, text) {
+  const nodes = [];
   for (const [piece, whole] of breakableParts(text)) {
     if (!whole) {
-      parent.append(piece);
+      nodes.push(piece);
       continue;
     }
-    const span = document.createElement("span");
-    span.className = "rp-nobr";
-    span.textContent = piece;
-    parent.append(span, document.createElement("wbr"));
+    if (UNBREAKABLE.test(piece)) {
+      nodes.push(piece);
+    } else {
+      const span = document.createElement("span");
+      span.className = "rp-nobr";
+      span.textContent = piece;
+      nodes.push(span);
+    }
+    nodes.push(document.createElement("wbr"));
   }
+  parent.append(...nodes);
 }
 
 /** A name worth its own line in a headline (see richprogress/row_text.py headline_parts). */
