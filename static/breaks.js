@@ -63,8 +63,10 @@ const UNBREAKABLE = /^[A-Za-z0-9_]*[/:.]?$/;
  * @param {string} text
  */
 export function appendBreakable(parent, text) {
+  const parts = breakableParts(text);
   const nodes = [];
-  for (const [piece, whole] of breakableParts(text)) {
+  for (let i = 0; i < parts.length; i++) {
+    const [piece, whole] = parts[i];
     if (!whole) {
       nodes.push(piece);
       continue;
@@ -77,7 +79,9 @@ export function appendBreakable(parent, text) {
       span.textContent = piece;
       nodes.push(span);
     }
-    nodes.push(document.createElement("wbr"));
+    // after a name's last piece comes white space or the end: a break is possible there
+    // without a <wbr>
+    if (i + 1 < parts.length && parts[i + 1][1]) nodes.push(document.createElement("wbr"));
   }
   parent.append(...nodes);
 }

@@ -38,7 +38,9 @@
 //                              .rp-pill-object, .rp-pill-container (only when not the
 //                              user's own pod and main container) / .rp-count ("x4",
 //                              count > 1) / .rp-pill-decisive ("the cause")
-//               > .rp-message (the human sentence; long names in span.rp-nobr + <wbr>)
+//               > .rp-message (the human sentence; a long name's pieces with <wbr> between,
+//                              a piece that could break inside in span.rp-nobr)
+//               > button.rp-details-toggle (rows of Kubernetes events; row-details.js)
 //     .rp-fold               records folded out of view (failure page)
 //   Failure page:
 //     #rp-summary, #rp-hint, #rp-facts, #rp-timeline, a#start (Relaunch, stock id),
