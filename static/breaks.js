@@ -8,16 +8,36 @@
 export const LONG_NAME = 16;
 const SPLIT_AFTER = /(?<=[/:.])/;
 
+// The parts of each distinct text are worked out once: a stream replay (a reconnect, a
+// reload) and a repeat that refills its row bring the same sentences again.
+const SEEN_LIMIT = 2000;
+/** @type {Map<string, ReadonlyArray<[string, boolean]>>} */
+const seenParts = new Map();
+
 /**
  * Parts of a text: [text, keepWhole] pairs. keepWhole parts are a piece of a long name,
- * to be shown unbroken, each followed by a break opportunity.
+ * to be shown unbroken, each followed by a break opportunity. The array is shared by
+ * every caller of the same text: read it, don't change it.
  * @param {string} text
- * @returns {Array<[string, boolean]>}
+ * @returns {ReadonlyArray<[string, boolean]>}
  */
 export function breakableParts(text) {
+  const key = String(text);
+  let parts = seenParts.get(key);
+  if (parts === undefined) {
+    parts = splitParts(key);
+    // bounded: a long spawn's distinct sentences, not every string a page ever showed
+    if (seenParts.size >= SEEN_LIMIT) seenParts.clear();
+    seenParts.set(key, parts);
+  }
+  return parts;
+}
+
+/** breakableParts without the memo. @param {string} text */
+function splitParts(text) {
   const parts = [];
   let plain = "";
-  for (const token of String(text).split(/(\s+)/)) {
+  for (const token of text.split(/(\s+)/)) {
     if (token.length >= LONG_NAME && /[-/:.]/.test(token) && !/\s/.test(token)) {
       if (plain) parts.push([plain, false]);
       plain = "";
@@ -30,22 +50,40 @@ export function breakableParts(text) {
   return parts;
 }
 
+// A piece made only of letters, digits and "_" (plus its closing "/", ":" or ".") has no
+// break opportunity inside (Unicode line breaking never breaks between letters and digits,
+// nor before "/", ":" or "."), so it needs no nowrap span of its own: a text node is
+// enough. Only a piece that could break inside (at a hyphen, say) gets span.rp-nobr.
+// About half the elements of a long name, on every row that names an image (issue 14).
+const UNBREAKABLE = /^[A-Za-z0-9_]*[/:.]?$/;
+
 /**
  * Append `text` to `parent` so that long names break only after "/", ":" or ".".
  * @param {HTMLElement} parent
  * @param {string} text
  */
 export function appendBreakable(parent, text) {
-  for (const [piece, whole] of breakableParts(text)) {
+  const parts = breakableParts(text);
+  const nodes = [];
+  for (let i = 0; i < parts.length; i++) {
+    const [piece, whole] = parts[i];
     if (!whole) {
-      parent.append(piece);
+      nodes.push(piece);
       continue;
     }
-    const span = document.createElement("span");
-    span.className = "rp-nobr";
-    span.textContent = piece;
-    parent.append(span, document.createElement("wbr"));
+    if (UNBREAKABLE.test(piece)) {
+      nodes.push(piece);
+    } else {
+      const span = document.createElement("span");
+      span.className = "rp-nobr";
+      span.textContent = piece;
+      nodes.push(span);
+    }
+    // after a name's last piece comes white space or the end: a break is possible there
+    // without a <wbr>
+    if (i + 1 < parts.length && parts[i + 1][1]) nodes.push(document.createElement("wbr"));
   }
+  parent.append(...nodes);
 }
 
 /** A name worth its own line in a headline (see richprogress/row_text.py headline_parts). */

@@ -38,7 +38,9 @@
 //                              .rp-pill-object, .rp-pill-container (only when not the
 //                              user's own pod and main container) / .rp-count ("x4",
 //                              count > 1) / .rp-pill-decisive ("the cause")
-//               > .rp-message (the human sentence; long names in span.rp-nobr + <wbr>)
+//               > .rp-message (the human sentence; a long name's pieces with <wbr> between,
+//                              a piece that could break inside in span.rp-nobr)
+//               > button.rp-details-toggle (rows of Kubernetes events; row-details.js)
 //     .rp-fold               records folded out of view (failure page)
 //   Failure page:
 //     #rp-summary, #rp-hint, #rp-facts, #rp-timeline, a#start (Relaunch, stock id),
@@ -49,7 +51,7 @@
 //   Test hook: window.richprogressPage.reconnect() (pending page) closes the event stream
 //              and opens a new one; the hub replays the spawn, rows must not double.
 
-import { attachDetails, detailsOpen, displayText, formatCount, wireRenderedDetails } from "./row-details.js";
+import { attachDetails, displayText, formatCount, listenForToggles, wireRenderedDetails } from "./row-details.js";
 import { LiveBanner } from "./live-diagnosis.js";
 import { TypicalLine } from "./typical-times.js";
 import { appendBreakable, headlineParts } from "./breaks.js";
@@ -235,8 +237,6 @@ export function shownPills(record, ownPod, mainContainer = MAIN_CONTAINER) {
 function fillRow(row, record, started, floor, ownPod) {
   const severity = SEVERITIES.includes(record.severity) ? record.severity : "info";
   row.dataset.severity = severity;
-  const open = detailsOpen(row);
-  row.replaceChildren();
 
   const [moment, stamp] = rowMoment(record, started);
   const since = moment === null || floor === null ? moment : Math.max(moment, floor);
@@ -274,11 +274,20 @@ function fillRow(row, record, started, floor, ownPod) {
     pills.append(el("span", "rp-pill rp-pill-decisive", "the cause"));
   }
   if (pills.childElementCount) body.append(pills);
-  const message = el("span", "rp-message");
-  appendBreakable(message, displayText(record.message || record.raw_message || ""));
+  const text = displayText(record.message || record.raw_message || "");
+  // a repeat (count grew) mostly keeps its sentence: keep its built text too
+  let message = row.rpMessage;
+  if (!message || row.rpText !== text) {
+    message = el("span", "rp-message");
+    appendBreakable(message, text);
+    row.rpMessage = message;
+    row.rpText = text;
+  }
   body.append(message);
-  row.append(when, body);
-  attachDetails(row, record, open);
+  // before the old body leaves the row: a refilled row keeps its Details button's focus
+  const refocus = attachDetails(row, body, record, text);
+  row.replaceChildren(when, body);
+  if (refocus) refocus.focus();
   return since;
 }
 
@@ -343,6 +352,8 @@ class PendingPage {
     };
     this.log.addEventListener("pointerover", addTitle);
     this.log.addEventListener("focusin", addTitle);
+    // every row's Details button, through one listener (row-details.js)
+    listenForToggles(this.log);
   }
 
   /** Seconds since the start request (or since the page loaded, without the hub's time). */

@@ -1,15 +1,18 @@
 // richprogress: the Kubernetes detail of a timeline row, one click away (issue 8).
 //
 // Each row keeps its one line of sentence; a small "Details" button (a real <button>, so
-// keyboard and screen readers reach it, with aria-expanded and aria-controls) opens a list
-// under the sentence: the event's own message, reason, object, component, count, first and
-// last time. Closed by default.
+// keyboard and screen readers reach it, with aria-expanded) opens a list under the
+// sentence: the event's own message, reason, object, component, count, first and last
+// time. Closed by default.
 //
 //   .rp-event > .rp-body > button.rp-details-toggle[aria-expanded][aria-controls]
-//                          > dl.rp-details[hidden] > div > dt + dd
+//                          + dl.rp-details[hidden] > div > dt + dd
 //
 // The failure page renders the <dl> on the server (templates/richprogress/rows.html, the
-// same labels); the live page builds it here from the record. Text only via textContent.
+// same labels). The live page builds it from the record only when a row is first opened
+// (issue 14: a 1000-row replay built 1000 hidden lists nobody opened); until then the
+// button has no aria-controls, since the list it would name does not exist yet. One click
+// listener on the list serves every row. Text only via textContent.
 
 // Characters shown as escapes, as richprogress/display.py does: C0 (but tab and newline),
 // DEL, C1, and bidirectional controls that would reorder the rest of a sentence.
@@ -37,12 +40,17 @@ export function displayText(value, limit = DISPLAY_LIMIT) {
   return extra > 0 ? `${escaped}... (${extra.toLocaleString("en-US")} more characters)` : escaped;
 }
 
+// One formatter for every count: Number.toLocaleString("en-US") builds a new one per call,
+// which was a fifth of the time of rendering a long timeline.
+const COUNT_FORMAT = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+
 /** A repeat count as people read it (the same as display.format_count). */
 export function formatCount(count) {
   const n = Number(count);
   if (!Number.isFinite(n) || n < 1) return "1";
   if (n > 1_000_000) return "1,000,000+";
-  return Math.floor(n).toLocaleString("en-US");
+  const whole = Math.floor(n);
+  return whole < 1000 ? String(whole) : COUNT_FORMAT.format(whole);
 }
 
 function utc(iso) {
@@ -77,50 +85,46 @@ export function detailPairs(record) {
 
 let serial = 0;
 
-function setOpen(button, list, open) {
-  button.setAttribute("aria-expanded", open ? "true" : "false");
-  list.hidden = !open;
+/**
+ * What a live row's details are built from, and what is built: keyed by the row, so a
+ * refill (the count grew) updates the same button and list. Nothing of it in attributes.
+ * @typedef {Object} RowDetails
+ * @property {import("./richprogress.js").EventRecord} record
+ * @property {HTMLButtonElement} button
+ * @property {?HTMLElement} list   null until first opened
+ */
+/** @type {WeakMap<HTMLElement, RowDetails>} */
+const liveRows = new WeakMap();
+
+/** Whether a record has anything for its details list (see detailPairs). */
+export function hasDetails(record) {
+  return Boolean(record.reason || record.component);
 }
 
-/**
- * Give a row its toggle button, wired to the row's details list.
- * @param {HTMLElement} row   .rp-event
- * @param {HTMLElement} list  dl.rp-details (already in the row)
- * @param {boolean} [open]    whether it starts open (kept across a row's refill)
- */
-export function wireDetails(row, list, open = false) {
-  if (!list.id) {
-    serial += 1;
-    list.id = `rp-details-${serial}`;
-  }
+function setOpen(button, list, open) {
+  button.setAttribute("aria-expanded", open ? "true" : "false");
+  if (list) list.hidden = !open;
+}
+
+/** Each row's button is named for its sentence: a screen reader's list of buttons is not
+ * fifty times "Details". */
+function nameButton(button, sentence) {
+  button.setAttribute("aria-label", `Details of: ${sentence.slice(0, 120) || "this event"}`);
+}
+
+function toggleButton(sentence) {
   const button = document.createElement("button");
   button.type = "button";
   button.className = "rp-details-toggle";
   button.textContent = "Details";
-  button.setAttribute("aria-controls", list.id);
-  const message = row.querySelector(".rp-message");
-  button.setAttribute("aria-label", `Details of: ${message ? message.textContent.slice(0, 120) : "this event"}`);
-  button.addEventListener("click", () => setOpen(button, list, button.getAttribute("aria-expanded") !== "true"));
-  list.before(button);
-  setOpen(button, list, open);
+  nameButton(button, sentence);
+  button.setAttribute("aria-expanded", "false");
+  return button;
 }
 
-/** Whether a row's details are open now (to keep them open when the row is refilled). */
-export function detailsOpen(row) {
-  const button = row.querySelector(".rp-details-toggle");
-  return button !== null && button.getAttribute("aria-expanded") === "true";
-}
-
-/**
- * Build a record's details list into a row (the live page) and wire its toggle.
- * @param {HTMLElement} row
- * @param {import("./richprogress.js").EventRecord} record
- * @param {boolean} [open]
- */
-export function attachDetails(row, record, open = false) {
-  const body = row.querySelector(".rp-body") || row;
-  const list = document.createElement("dl");
-  list.className = "rp-details";
+/** Fill a details list with a record's pairs (replacing what it held). */
+function fillList(list, record) {
+  list.replaceChildren();
   for (const [label, value] of detailPairs(record)) {
     const item = document.createElement("div");
     const term = document.createElement("dt");
@@ -131,16 +135,105 @@ export function attachDetails(row, record, open = false) {
     item.append(term, data);
     list.append(item);
   }
-  if (!list.childElementCount) return;
-  // a stable id per record, so aria-controls survives a refill
-  list.id = `rp-details-${String(record.id).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 80)}`;
-  body.append(list);
-  wireDetails(row, list, open);
 }
 
-/** The failure page: wire the server-rendered lists. */
+/** Build a live row's list next to its button, the first time it is opened. */
+function buildList(details) {
+  const list = document.createElement("dl");
+  list.className = "rp-details";
+  list.hidden = true;
+  // a stable id per record, so aria-controls survives a refill
+  list.id = `rp-details-${String(details.record.id).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 80)}`;
+  fillList(list, details.record);
+  details.button.after(list);
+  details.button.setAttribute("aria-controls", list.id);
+  details.list = list;
+  return list;
+}
+
+/** Open or close the list a toggle controls (building a live row's list on first open). */
+function toggle(button) {
+  const open = button.getAttribute("aria-expanded") !== "true";
+  const row = button.closest(".rp-event");
+  const details = row ? liveRows.get(row) : undefined;
+  let list;
+  if (details && details.button === button) {
+    list = details.list || (open ? buildList(details) : null);
+  } else {
+    const id = button.getAttribute("aria-controls");
+    list = id ? document.getElementById(id) : null;
+  }
+  setOpen(button, list, open);
+}
+
+/**
+ * One click listener for every toggle under `root` (a real button fires click for Enter
+ * and Space too), instead of one listener per row.
+ * @param {HTMLElement|Document} root
+ */
+export function listenForToggles(root) {
+  root.addEventListener("click", (event) => {
+    const target = /** @type {?Element} */ (event.target);
+    const button = target && target.closest ? target.closest("button.rp-details-toggle") : null;
+    if (button) toggle(button);
+  });
+}
+
+/**
+ * Give a live row its Details button, appended to the row's new body (the list comes
+ * when first opened). A row refilled with a newer record keeps its button, its open list
+ * (refilled) and, if it had it, the focus: call this while the old body is still in the
+ * row, and focus the returned button once the new body has replaced it.
+ * @param {HTMLElement} row   .rp-event
+ * @param {HTMLElement} body  the row's new .rp-body, not yet in the row
+ * @param {import("./richprogress.js").EventRecord} record
+ * @param {string} message    the sentence the row shows (names the button)
+ * @returns {?HTMLButtonElement}  the button to focus again, if it had the focus
+ */
+export function attachDetails(row, body, record, message) {
+  let details = liveRows.get(row);
+  if (!hasDetails(record)) {
+    if (details) liveRows.delete(row);
+    return null;
+  }
+  if (!details) {
+    details = { record, button: toggleButton(message), list: null };
+    liveRows.set(row, details);
+    body.append(details.button);
+    return null;
+  }
+  const focused = document.activeElement === details.button;
+  details.record = record;
+  nameButton(details.button, message);
+  body.append(details.button);
+  if (details.list) {
+    fillList(details.list, record);
+    body.append(details.list);
+  }
+  return focused ? details.button : null;
+}
+
+/**
+ * Wire a server-rendered list (the failure page) to a new toggle before it.
+ * @param {HTMLElement} row   .rp-event
+ * @param {HTMLElement} list  dl.rp-details (already in the row)
+ */
+function wireRendered(row, list) {
+  if (!list.id) {
+    serial += 1;
+    list.id = `rp-details-${serial}`;
+  }
+  const message = row.querySelector(".rp-message");
+  const button = toggleButton(message ? message.textContent.trim() : "");
+  button.setAttribute("aria-controls", list.id);
+  list.before(button);
+  setOpen(button, list, false);
+}
+
+/** The failure page: wire the server-rendered lists, with one listener for them all. */
 export function wireRenderedDetails(root = document) {
   for (const list of root.querySelectorAll(".rp-event dl.rp-details")) {
-    wireDetails(list.closest(".rp-event"), list, false);
+    wireRendered(list.closest(".rp-event"), list);
   }
+  listenForToggles(root);
 }
