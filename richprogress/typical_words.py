@@ -187,3 +187,24 @@ def page_view(typical: Typical | None) -> PageView | None:
         longer=LONGER_THAN_USUAL,
         source=typical["source"],
     )
+
+
+def patience_note(
+    typical: Typical | None,
+    *,
+    step: str | None = None,
+    step_elapsed: float | None = None,
+    total_elapsed: float | None = None,
+) -> str | None:
+    """What a "still waiting" row adds once the page says "This is taking longer than
+    usual": "this is taking longer than usual (usually 2-4 min)" when the step is past its
+    p90, "... (usually ready in about 3 min)" when the whole start is; None when neither.
+    The same test as ``is_longer_than_usual``, so the row and the page agree."""
+    longer = LONGER_THAN_USUAL[0].lower() + LONGER_THAN_USUAL[1:]
+    span = _step_span(typical, step)
+    if span is not None and step_elapsed is not None and step_elapsed >= span["p90"]:
+        return f"{longer} (usually {range_words(span)})"
+    total = typical["total"] if typical else None
+    if total is not None and total_elapsed is not None and total_elapsed >= total["p90"]:
+        return f"{longer} (usually ready in about {duration_words(total['p50'])})"
+    return None
