@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from .records import PHASE_NAMES, PHASE_PROGRESS
 from .timeline import SpawnTimeline
 from .typical import Span, Typical
-from .typical_words import patience_note
+from .typical_words import late_after, patience_note
 
 #: the id prefix of patience rows (they restate the step, never move it)
 PATIENCE_PREFIX = "patience-"
@@ -93,14 +93,15 @@ class PatiencePlan:
 
     def late_at(self) -> float | None:
         """When the page starts to say "longer than usual" for this step (seconds since the
-        request): the step's start plus its p90, or the whole start's p90, the earlier."""
+        request): the step's start plus its p90, or the whole start's p90, the earlier
+        (each p90 as the page words it: ``typical_words.late_after``)."""
         moments = []
         span = self._step_span()
         if span is not None and self.step_start is not None:
-            moments.append(self.step_start + span["p90"])
+            moments.append(self.step_start + late_after(span))
         total = self.typical["total"] if self.typical is not None else None
         if total is not None:
-            moments.append(total["p90"])
+            moments.append(late_after(total))
         return min(moments) if moments else None
 
     def is_late(self, now: float) -> bool:
@@ -128,7 +129,7 @@ class PatiencePlan:
         if self.typical is None or self.is_late(now):
             return None
         index = PHASE_NAMES.index(self.step) if self.step is not None else -1
-        later = [span["p90"] for step, span in self.typical["steps"].items()
+        later = [late_after(span) for step, span in self.typical["steps"].items()
                  if step in PHASE_PROGRESS and PHASE_NAMES.index(step) > index]
         return now + max(min(later), 1.0) if later else None
 
@@ -158,7 +159,7 @@ class PatiencePlan:
             if hopeless:
                 return None
             span = self._step_span()
-            # (a hair over: ``start + p90 <= now`` must read as ``now - start >= p90``)
+            # (a hair over: ``start + late <= now`` must read as ``now - start >= late``)
             step_elapsed = now - self.step_start + 1e-9 if self.step_start is not None else None
             return Due(patience_note(self.typical, step=self.step if span else None,
                                      step_elapsed=step_elapsed, total_elapsed=now))
