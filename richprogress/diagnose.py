@@ -371,30 +371,32 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
     best: tuple[int, int, EventRecord] | None = None
     # progress_after[i]: the furthest step a plain, good record reached after position i.
     progress_after = [-1] * (len(ordered) + 1)
-    # recovered[i]: a later success of the same kind got past the problem at i (recovery)
-    recovered = [False] * len(ordered)
+    # overcome[i]: a later step was reached, or a later success of the same kind got past
+    # the problem at i (``recovery``: the Pulled after a failed pull)
+    overcome = [False] * len(ordered)
     failures: list[_Failure | None] = [None] * len(ordered)
     successes: dict[str, list[Subject]] = {}
     for position in range(len(ordered) - 1, -1, -1):
         later = ordered[position]
         reached = -1
-        if _severity(later) == "info" and _text(later, "reason") not in _AFTERMATH_REASONS:
+        severity = _severity(later)
+        if severity == "info" and _text(later, "reason") not in _AFTERMATH_REASONS:
             reached = _phase_index(record_phase(later))
             for success in success_subjects(later):
                 successes.setdefault(success[0], []).append(success)
-        else:
-            failure = failures[position] = _classify(later)
-            problem = problem_subject(failure.name if failure else None, later) if successes else None
-            if problem is not None:
-                recovered[position] = any(overcomes(s, problem) for s in successes.get(problem[0], ()))
+        elif severity != "info":
+            if progress_after[position + 1] > _phase_index(record_phase(later)):
+                overcome[position] = True
+            else:
+                failure = failures[position] = _classify(later)
+                problem = problem_subject(failure.name if failure else None, later) if successes else None
+                if problem is not None:
+                    overcome[position] = any(overcomes(s, problem) for s in successes.get(problem[0], ()))
         progress_after[position] = max(reached, progress_after[position + 1])
     for position, record in enumerate(ordered):
+        if overcome[position] or _severity(record) == "info":
+            continue
         severity = _severity(record)
-        if severity == "info":
-            continue
-        overcome = recovered[position] or progress_after[position + 1] > _phase_index(record_phase(record))
-        if overcome:
-            continue
         failure = failures[position]
         if failure is not None:
             weight = failure.weight
