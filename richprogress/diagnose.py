@@ -381,7 +381,9 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
         reached = -1
         severity = _severity(later)
         if severity == "info" and _text(later, "reason") not in _AFTERMATH_REASONS:
-            reached = _phase_index(record_phase(later))
+            # a patience row ("Still waiting for ...") restates the step: it gets past nothing
+            if not (_text(later, "id") or "").startswith("patience-"):
+                reached = _phase_index(record_phase(later))
             for success in success_subjects(later):
                 successes.setdefault(success[0], []).append(success)
         elif severity != "info":

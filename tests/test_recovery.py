@@ -113,6 +113,14 @@ CASES = [
     pytest.param([SCHEDULED, rec("sb", "FailedCreatePodSandBox", 3, "Failed to create pod sandbox: rpc error",
                                  severity="warning", container=None), with_(PULLING, timestamp="2026-11-29T10:00:20Z")],
                  None, id="sandbox-then-pulling-clears"),
+    # a "Still waiting" row restates the step the spawn is in: it gets past nothing (the
+    # scheduler's repeat after the scale-up began stays "Still trying")
+    pytest.param([with_(rec("fs", "FailedScheduling", 46, "0/3 nodes are available: 3 Insufficient memory.",
+                            severity="warning", container=None), count=2, first_timestamp="2026-11-29T10:00:01Z"),
+                  with_(SCALE_UP, timestamp="2026-11-29T10:00:02Z", first_timestamp="2026-11-29T10:00:02Z"),
+                  with_(rec("patience-scaling", "", 60, "Still waiting for a new machine to join the cluster",
+                            container=None), phase="scaling", reason=None)],
+                 "fs", id="patience-row-is-no-progress"),
     # a success of another object (another user's pod) says nothing about this one
     pytest.param(FAILED_PULL + [with_(PULLED, object={**PULLED["object"], "name": "jupyter-bob"})], "nf",
                  id="other-pod-pulled"),

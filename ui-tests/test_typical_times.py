@@ -133,6 +133,10 @@ def test_the_patience_row_and_longer_than_usual_come_together(make_hub_page, lat
         r"Still waiting for a new machine to join the cluster; "
         r"this is taking longer than usual \(usually 5-10 s\)"), timeout=3_000)
     expect(longer).to_have_text("This is taking longer than usual")
+    # and the scheduler's repeat after the scale-up began is still "Still trying": the
+    # "Still waiting" row restates the step, it does not clear the banner
+    expect(page.locator("#rp-live")).to_have_attribute("data-state", "trying")
+    expect(page.locator("#rp-live")).to_be_visible()
     page.screenshot(path=str(images_dir / "pending-longer-than-usual.png"))
     page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"), timeout=60_000)
     assert hub_page.dialogs == []
