@@ -130,7 +130,10 @@ class RichProgressMixin(LoggingConfigurable):
         Seconds after the spawn request before the first "still waiting" message.
 
         Later messages come at growing intervals (see ``patience_growth``), each one saying
-        what the spawn waits for at that moment. 0 disables patience messages.
+        what the spawn waits for at that moment. 0 disables patience messages. When typical
+        times are known for the step (``c.TypicalTimes``), there is no message while it is on
+        time, and the first comes when the page says "longer than usual", and says so
+        (``richprogress.patience``).
         """,
     )
 
