@@ -615,12 +615,6 @@ class RichProgressMixin(LoggingConfigurable):
 
     # -- patience messages ------------------------------------------------------------------------
 
-    def _rp_patience_due(self, n: int) -> float | None:
-        """Seconds after the spawn request of patience message number ``n`` (0-based)."""
-        if self.patience_after <= 0:
-            return None
-        return self.patience_after * max(self.patience_growth, 1.01) ** n
-
     def _rp_next_wakeup(self, timeline: SpawnTimeline, state: dict[str, Any]) -> float | None:
         live = self._rp_broadcast(timeline).live
         recheck = live.recheck_in(timeline) if live is not None else None
