@@ -68,7 +68,10 @@ class PatiencePlan:
     # -- what the page sees --------------------------------------------------------------
 
     def follow(self, timeline: SpawnTimeline) -> None:
-        """Take in the records added or changed since the last call (costs what changed)."""
+        """Take in the records added or changed since the last call (costs what changed;
+        nothing at all without typical times, where the step does not matter)."""
+        if self.typical is None or self.after <= 0:
+            return
         changed, self._seen = timeline.changes(self._seen)
         now = timeline.elapsed()
         for record in changed:
