@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from .records import PHASE_LABELS, PHASE_NAMES, SEVERITIES, EventRecord
+from .recovery import Subject, overcomes, problem_subject, success_subjects
 from .timeline import parse_timestamp
 
 
@@ -362,27 +363,43 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
 
     Candidates are warnings and errors (by ``severity``; by ``type`` only when a record has
     no valid severity) not overcome later: a FailedScheduling followed by a scale-up or a
-    Scheduled is over. Among them the most telling wins: a known specific
-    cause over its follow-ups, an error over a warning, then the latest.
+    Scheduled is over, and so is a failed pull followed by a ``Pulled`` of the same image
+    (a later success of the same kind, ``recovery``). Among them the most telling wins: a
+    known specific cause over its follow-ups, an error over a warning, then the latest.
     """
     ordered = time_order(records)
     best: tuple[int, int, EventRecord] | None = None
     # progress_after[i]: the furthest step a plain, good record reached after position i.
     progress_after = [-1] * (len(ordered) + 1)
+    # overcome[i]: a later step was reached, or a later success of the same kind got past
+    # the problem at i (``recovery``: the Pulled after a failed pull)
+    overcome = [False] * len(ordered)
+    failures: list[_Failure | None] = [None] * len(ordered)
+    successes: dict[str, list[Subject]] = {}
     for position in range(len(ordered) - 1, -1, -1):
         later = ordered[position]
         reached = -1
-        if _severity(later) == "info" and _text(later, "reason") not in _AFTERMATH_REASONS:
-            reached = _phase_index(record_phase(later))
+        severity = _severity(later)
+        if severity == "info" and _text(later, "reason") not in _AFTERMATH_REASONS:
+            # a patience row ("Still waiting for ...") restates the step: it gets past nothing
+            if not (_text(later, "id") or "").startswith("patience-"):
+                reached = _phase_index(record_phase(later))
+            for success in success_subjects(later):
+                successes.setdefault(success[0], []).append(success)
+        elif severity != "info":
+            if progress_after[position + 1] > _phase_index(record_phase(later)):
+                overcome[position] = True
+            else:
+                failure = failures[position] = _classify(later)
+                problem = problem_subject(failure.name if failure else None, later) if successes else None
+                if problem is not None:
+                    overcome[position] = any(overcomes(s, problem) for s in successes.get(problem[0], ()))
         progress_after[position] = max(reached, progress_after[position + 1])
     for position, record in enumerate(ordered):
+        if overcome[position] or _severity(record) == "info":
+            continue
         severity = _severity(record)
-        if severity == "info":
-            continue
-        overcome = progress_after[position + 1] > _phase_index(record_phase(record))
-        if overcome:
-            continue
-        failure = _classify(record)
+        failure = failures[position]
         if failure is not None:
             weight = failure.weight
         elif severity == "error":

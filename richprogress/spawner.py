@@ -38,6 +38,7 @@ from traitlets.config import LoggingConfigurable
 from .event_index import Subscription
 from .hopeless import FailFastPolicy
 from .live_diagnosis import LiveDiagnoser, StoppedEarly, stopped_early_facts, stopped_early_record
+from .patience import PatiencePlan, with_note
 from .records import PHASE_NAMES, PHASE_PROGRESS, EventRecord
 from .report import format_clock
 from .spawn_events import spawn_ended
@@ -129,7 +130,10 @@ class RichProgressMixin(LoggingConfigurable):
         Seconds after the spawn request before the first "still waiting" message.
 
         Later messages come at growing intervals (see ``patience_growth``), each one saying
-        what the spawn waits for at that moment. 0 disables patience messages.
+        what the spawn waits for at that moment. 0 disables patience messages. When typical
+        times are known for the step (``c.TypicalTimes``), there is no message while it is on
+        time, and the first comes when the page says "longer than usual", and says so
+        (``richprogress.patience``).
         """,
     )
 
@@ -611,16 +615,10 @@ class RichProgressMixin(LoggingConfigurable):
 
     # -- patience messages ------------------------------------------------------------------------
 
-    def _rp_patience_due(self, n: int) -> float | None:
-        """Seconds after the spawn request of patience message number ``n`` (0-based)."""
-        if self.patience_after <= 0:
-            return None
-        return self.patience_after * max(self.patience_growth, 1.01) ** n
-
     def _rp_next_wakeup(self, timeline: SpawnTimeline, state: dict[str, Any]) -> float | None:
         live = self._rp_broadcast(timeline).live
         recheck = live.recheck_in(timeline) if live is not None else None
-        due = self._rp_patience_due(state["patience_n"])
+        due = self._rp_patience_plan(timeline, state).next_due(timeline.elapsed())
         if due is None:
             return recheck
         patience = max(0.0, due - timeline.elapsed())
@@ -640,18 +638,30 @@ class RichProgressMixin(LoggingConfigurable):
                 return str(record.get("severity") or "info")
         return "info"
 
+    def _rp_patience_typical(self) -> Any:
+        """The spawn's typical times (``typical.Typical`` or None): the page's, so the
+        patience rows and its "longer than usual" tell one story."""
+        from .typical_cache import typical_for_spawner
+
+        return typical_for_spawner(self)
+
+    def _rp_patience_plan(self, timeline: SpawnTimeline, state: dict[str, Any]) -> PatiencePlan:
+        """The spawn's patience schedule (``richprogress.patience``), up to date."""
+        plan = state.get("plan")
+        if plan is None:
+            typical = self._rp_patience_typical() if self.patience_after > 0 else None
+            plan = state["plan"] = PatiencePlan(self.patience_after, self.patience_growth, typical)
+        plan.follow(timeline)
+        return plan
+
     def _rp_patience(self, timeline: SpawnTimeline, broadcast: _Broadcast, state: dict[str, Any]) -> bool:
-        due = self._rp_patience_due(state["patience_n"])
-        elapsed = timeline.elapsed()
-        if due is None or elapsed < due or timeline.outcome != "pending":
+        if timeline.outcome != "pending":
             return False
-        while True:  # skip messages that are all overdue (e.g. after a long hook)
-            state["patience_n"] += 1
-            nxt = self._rp_patience_due(state["patience_n"])
-            if nxt is None or nxt > elapsed:
-                break
-        if broadcast.live is not None and broadcast.live.hopeless:
-            # the page already says what is wrong and that waiting will not fix it
+        elapsed = timeline.elapsed()
+        # the page may already say what is wrong and that waiting will not fix it
+        hopeless = broadcast.live is not None and broadcast.live.hopeless
+        due = self._rp_patience_plan(timeline, state).take(elapsed, hopeless=hopeless)
+        if due is None:
             return False
         phase = self._rp_current_phase(timeline)
         waiting_for = {**self._default_waiting_for(), **self.patience_waiting_for}
@@ -668,6 +678,7 @@ class RichProgressMixin(LoggingConfigurable):
             )
         except (KeyError, IndexError, ValueError):
             text = f"Still waiting for {what} ({format_elapsed(elapsed)})"
+        text = with_note(text, due)
         counts: dict[str, int] = state["patience_count"]
         counts[phase] = counts.get(phase, 0) + 1
         record = self.event_formatter.format_message(

@@ -99,6 +99,15 @@ def _step_span(typical: Typical | None, step: str | None) -> Span | None:
     return typical["steps"].get(step)
 
 
+def late_after(span: Span) -> float:
+    """Seconds after which a step (or the start) is "longer than usual": its p90 as the
+    page words it. The words round the p90 up ("2-4 min" for a p90 of 3:20, "9 in 10
+    within 5 min" for 4:50), so the page never says "longer than usual" while its own
+    "usually 2-4 min" has not run out yet."""
+    value, unit = _seconds_words(span["p90"], up=True)
+    return max(float(span["p90"]), float(value * 60 if unit == "min" else value))
+
+
 def is_longer_than_usual(
     typical: Typical | None,
     *,
@@ -106,12 +115,13 @@ def is_longer_than_usual(
     step_elapsed: float | None = None,
     total_elapsed: float | None = None,
 ) -> bool:
-    """True once the current step runs past its p90, or the whole start past its p90."""
+    """True once the current step runs past its p90, or the whole start past its p90 (as
+    the page words them, ``late_after``)."""
     span = _step_span(typical, step)
-    if span is not None and step_elapsed is not None and step_elapsed > span["p90"]:
+    if span is not None and step_elapsed is not None and step_elapsed > late_after(span):
         return True
     total = typical["total"] if typical else None
-    return total is not None and total_elapsed is not None and total_elapsed > total["p90"]
+    return total is not None and total_elapsed is not None and total_elapsed > late_after(total)
 
 
 def longer_than_usual(
@@ -153,6 +163,7 @@ class StepView(TypedDict):
     text: str  # "Adding a machine usually takes 2-4 min" (the JS adds "; 1:20 so far")
     p50: float
     p90: float
+    late: float  # late_after: past this many seconds in the step, "longer than usual"
 
 
 class PageView(TypedDict):
@@ -161,6 +172,7 @@ class PageView(TypedDict):
 
     usually: str | None  # "Usually ready in about 3 min (9 in 10 within 5 min)"
     total_p90: float | None
+    total_late: float | None  # late_after of the whole start
     steps: dict[str, StepView]
     longer: str  # LONGER_THAN_USUAL
     source: str
@@ -175,7 +187,7 @@ def page_view(typical: Typical | None) -> PageView | None:
     for step, span in typical["steps"].items():
         text = step_usually(typical, step, None)
         if text is not None:
-            steps[step] = StepView(text=text, p50=span["p50"], p90=span["p90"])
+            steps[step] = StepView(text=text, p50=span["p50"], p90=span["p90"], late=late_after(span))
     usually = usually_ready(typical)
     if usually is None and not steps:
         return None
@@ -183,7 +195,30 @@ def page_view(typical: Typical | None) -> PageView | None:
     return PageView(
         usually=usually,
         total_p90=total["p90"] if total else None,
+        total_late=late_after(total) if total else None,
         steps=steps,
         longer=LONGER_THAN_USUAL,
         source=typical["source"],
     )
+
+
+def patience_note(
+    typical: Typical | None,
+    *,
+    step: str | None = None,
+    step_elapsed: float | None = None,
+    total_elapsed: float | None = None,
+) -> str | None:
+    """What a "still waiting" row adds once the page says "This is taking longer than
+    usual": "this is taking longer than usual (usually 2-4 min)" when the step is past its
+    p90, "... (usually ready in about 3 min)" when the whole start is; None when neither.
+    The same test as ``is_longer_than_usual`` (from its very second on), so the row and
+    the page agree."""
+    longer = LONGER_THAN_USUAL[0].lower() + LONGER_THAN_USUAL[1:]
+    span = _step_span(typical, step)
+    if span is not None and step_elapsed is not None and step_elapsed >= late_after(span):
+        return f"{longer} (usually {range_words(span)})"
+    total = typical["total"] if typical else None
+    if total is not None and total_elapsed is not None and total_elapsed >= late_after(total):
+        return f"{longer} (usually ready in about {duration_words(total['p50'])})"
+    return None

@@ -9,7 +9,9 @@
 //   #rp-typical-step     under the step: "Adding a machine usually takes 2-4 min; 1:20 so
 //                        far" (hidden when the step has no typical time)
 //   #rp-typical-longer   "This is taking longer than usual", once the step runs past its
-//                        p90 or the whole start past its p90 (calm: muted, not red)
+//                        p90 or the whole start past its p90, as the words round them
+//                        (calm: muted, not red); the spawner's patience row says it then
+//                        too (richprogress/patience.py)
 //   #progress-bar        moved inside a step by expected time (progressInStep), never back
 //
 // Without data.typical the page reads exactly as without this module.
@@ -20,6 +22,8 @@
  * @property {string} text   "Adding a machine usually takes 2-4 min"
  * @property {number} p50    seconds
  * @property {number} p90    seconds
+ * @property {number} [late]  seconds in the step after which it is "longer than usual":
+ *                            the p90 as the text words it (typical_words.late_after)
  */
 
 /**
@@ -27,6 +31,7 @@
  * @typedef {Object} PageView
  * @property {?string} usually    "Usually ready in about 3 min (9 in 10 within 5 min)"
  * @property {?number} total_p90  seconds
+ * @property {?number} [total_late]  seconds: the whole start's p90 as the words say it
  * @property {Object<string, StepView>} steps
  * @property {string} longer      "This is taking longer than usual"
  */
@@ -71,13 +76,15 @@ export function progressInStep(phases, view, step, stepElapsed) {
 }
 
 /**
- * Whether the step, or the whole start, runs past its p90 (typical_words.is_longer_than_usual).
+ * Whether the step, or the whole start, runs past its p90 as the page words it
+ * (typical_words.is_longer_than_usual; the spawner's "Still waiting" row says it then too).
  * @param {?StepView} view  @param {?number} stepSeconds
- * @param {?number} totalP90  @param {?number} totalSeconds
+ * @param {?number} totalLate  the start's late_after (or its p90)  @param {?number} totalSeconds
  */
-export function isLongerThanUsual(view, stepSeconds, totalP90, totalSeconds) {
-  if (view && typeof stepSeconds === "number" && stepSeconds > view.p90) return true;
-  return typeof totalP90 === "number" && typeof totalSeconds === "number" && totalSeconds > totalP90;
+export function isLongerThanUsual(view, stepSeconds, totalLate, totalSeconds) {
+  const stepLate = view ? (typeof view.late === "number" ? view.late : view.p90) : null;
+  if (stepLate !== null && typeof stepSeconds === "number" && stepSeconds > stepLate) return true;
+  return typeof totalLate === "number" && typeof totalSeconds === "number" && totalSeconds > totalLate;
 }
 
 export class TypicalLine {
@@ -126,7 +133,8 @@ export class TypicalLine {
       if (this.stepLine.textContent !== line) this.stepLine.textContent = line;
       this.stepLine.hidden = false;
     }
-    const longer = isLongerThanUsual(view, inStep, this.data.total_p90, now);
+    const totalLate = typeof this.data.total_late === "number" ? this.data.total_late : this.data.total_p90;
+    const longer = isLongerThanUsual(view, inStep, totalLate, now);
     if (longer && this.longer.textContent !== this.data.longer) this.longer.textContent = this.data.longer;
     this.longer.hidden = !longer;
     if (view && inStep !== null) {

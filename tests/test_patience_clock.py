@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from jupyterhub.spawner import Spawner
@@ -21,7 +22,15 @@ T0 = datetime(2026, 11, 29, 21, 33, 20, tzinfo=timezone.utc)
 
 
 class Plain(RichProgressMixin, Spawner):
-    """A spawner that never runs: only the pump's patience step is exercised."""
+    """A spawner that never runs: only the pump's patience step is exercised.
+
+    Its typical times are the test's (``typical``, None by default), not the hub-wide
+    cache's, which other tests of the same process may have fed."""
+
+    typical: Any = None
+
+    def _rp_patience_typical(self) -> Any:
+        return self.typical
 
     async def start(self) -> str:  # pragma: no cover - never called
         raise NotImplementedError

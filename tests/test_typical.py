@@ -394,3 +394,21 @@ def test_the_bar_moves_by_expected_time_and_never_back():
     assert max(values) == following - 1  # never reaches the next step by waiting
     assert progress_in_step(None, "scaling", 500) == here  # no history: as today
     assert progress_in_step(typical, "image", 500) == PHASE_PROGRESS["image"]
+
+
+@pytest.mark.parametrize(
+    ("p90", "words", "late"),
+    [(8.0, "10 s", 10.0), (40.0, "40 s", 40.0), (200.0, "4 min", 240.0), (240.0, "4 min", 240.0),
+     (290.0, "5 min", 300.0), (4000.0, "1 h 7 min", 4020.0)],
+)
+def test_longer_than_usual_only_once_the_words_ran_out(p90, words, late):
+    """"Usually 2-4 min" at 3:30 must not also say "longer than usual": the moment is the
+    p90 as the page words it (rounded up), not the raw p90 (issue: live truths)."""
+    from richprogress.typical_words import duration_words, late_after
+
+    assert duration_words(p90, up=True) == words
+    assert late_after(span(p90 / 2, p90)) == late  # type: ignore[arg-type]
+    typical = typical_of((p90 / 2, p90), scaling=(p90 / 2, p90))
+    assert longer_than_usual(typical, step="scaling", step_elapsed=late, total_elapsed=late) is None
+    assert longer_than_usual(typical, step="scaling", step_elapsed=late + 0.5) == LONGER_THAN_USUAL
+    assert longer_than_usual(typical, total_elapsed=late + 0.5) == LONGER_THAN_USUAL

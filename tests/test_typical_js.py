@@ -64,7 +64,7 @@ def test_js_agrees_with_python() -> None:
         "console.log(JSON.stringify(cases.map(([step, inStep, total]) => {"
         "  const s = view.steps[step] || null;"
         "  return [stepLine(s, inStep), progressInStep(PHASES, s, step, inStep),"
-        "          isLongerThanUsual(s, inStep, view.total_p90, total)];"
+        "          isLongerThanUsual(s, inStep, view.total_late, total)];"
         "})));"
     )
     expected = [

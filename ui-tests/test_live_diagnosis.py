@@ -117,3 +117,63 @@ def test_the_banner_passes_axe_in_both_colour_schemes(make_hub_page, slow_stop_h
     expect(page.locator("#rp-live")).to_be_visible()
     assert hub_page.axe_violations(axe_source) == []
     page.screenshot(path=str(images_dir / f"live-cause-{scheme}.png"))
+
+
+# Kept in sessionStorage (the page redirects to the server once it is ready): for each
+# timeline row as it is written, its sentence and what the banner said at that moment.
+_BANNER_AT_ROWS = """
+(() => {
+  if (!location.pathname.includes("/spawn-pending/")) return;
+  const seen = [];
+  new MutationObserver((mutations) => {
+    const banner = document.getElementById("rp-live");
+    for (const m of mutations) for (const node of m.addedNodes) {
+      if (!(node instanceof Element) || !node.classList.contains("progress-log-event")) continue;
+      const text = (node.querySelector(".rp-message") || node).textContent;
+      seen.push([text, banner && !banner.hidden ? banner.dataset.state : null]);
+    }
+    sessionStorage.setItem("rp-banner-at-rows", JSON.stringify(seen));
+  }).observe(document, {childList: true, subtree: true});
+})();
+"""
+
+FLAKY_SPEED = 2.0  # Pulled -> Created takes 150 ms here: apart on the stream and on screen
+
+
+@pytest.fixture(scope="module")
+def flaky_hub() -> Iterator[DemoHub]:
+    hub = DemoHub(speed=FLAKY_SPEED)
+    hub.start()
+    try:
+        yield hub
+    finally:
+        hub.stop()
+    assert not hub.pids
+
+
+def test_a_retried_pull_that_works_clears_the_red_banner_at_once(make_hub_page, flaky_hub, images_dir):
+    """flaky-pull: the first pull says "does not exist" (red), the kubelet pulls again and
+    it works. The banner goes with the "Downloaded" row, not when the container exists."""
+    hub_page = make_hub_page(hub=flaky_hub)
+    page = hub_page.page
+    page.context.add_init_script(_BANNER_AT_ROWS)
+    hub_page.spawn("flaky-pull")
+    banner = page.locator("#rp-live")
+    expect(banner).to_have_attribute("data-state", "hopeless")
+    expect(banner).to_be_visible()
+    page.screenshot(path=str(images_dir / "flaky-pull-red.png"))
+    downloaded = hub_page.rows().filter(has_text="Downloaded the image")
+    expect(downloaded).to_have_count(1)
+    # the retry worked: no red, no "cannot continue", the bar back to its normal colour
+    expect(banner).to_be_hidden()
+    page.screenshot(path=str(images_dir / "flaky-pull-retry-worked.png"))
+    page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"))
+    seen = page.evaluate("JSON.parse(sessionStorage.getItem('rp-banner-at-rows') || '[]')")
+    states = {text: state for text, state in seen}
+    pull_failed = next(t for t in states if "does not exist" in t)
+    retry = next(t for t in states if t.startswith("Downloaded the image"))
+    created = next(t for t in states if t.startswith("Created the notebook container"))
+    assert states[pull_failed] == "hopeless", seen
+    assert states[retry] is None, seen  # gone by the time the row was written
+    assert states[created] is None, seen
+    assert hub_page.dialogs == []

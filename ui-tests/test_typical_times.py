@@ -95,3 +95,48 @@ def test_without_history_or_expected_times_the_page_reads_as_before(hub_page):
     hub_page.spawn("happy-path")
     expect(page.locator("#rp-step")).not_to_have_text("")
     assert page.locator("#rp-typical, #rp-typical-step, #rp-typical-longer").count() == 0
+
+
+LATE_SPEED = 8.0  # adding a machine takes ~17 s here
+#: this hub's machines usually come within 4-8 s: the scale-up's runs late after ~8 s
+LATE_EXPECTED = {"scale-up": {"total": [20, 60], "scaling": [4, 8]}}
+
+
+@pytest.fixture(scope="module")
+def late_hub() -> Iterator[DemoHub]:
+    hub = DemoHub(speed=LATE_SPEED, extra_config=f"c.TypicalTimes.expected = {LATE_EXPECTED!r}\n")
+    hub.start()
+    try:
+        yield hub
+    finally:
+        hub.stop()
+    assert not hub.pids
+
+
+def test_the_patience_row_and_longer_than_usual_come_together(make_hub_page, late_hub, images_dir):
+    """The pending page's "This is taking longer than usual" and the timeline's "Still
+    waiting" row tell one story: no "Still waiting" while the step is on time, and the row
+    that comes when the step runs late says so, with the usual time."""
+    hub_page = make_hub_page(hub=late_hub)
+    page = hub_page.page
+    hub_page.spawn("scale-up")
+    expect(page.locator("#rp-step")).to_have_text("Adding a machine to the cluster")
+    step = page.locator("#rp-typical-step")
+    expect(step).to_have_text(re.compile(r"^Adding a machine usually takes 5-10 s; 0:0\d so far$"))
+    waiting = hub_page.rows().filter(has_text="Still waiting")
+    longer = page.locator("#rp-typical-longer")
+    # on time: the step line speaks, no "Still waiting" row
+    assert waiting.count() == 0 and longer.is_hidden()
+    expect(longer).to_be_visible(timeout=20_000)
+    # the row comes within a second or two of the page's words, and says the same
+    expect(waiting).to_have_text(re.compile(
+        r"Still waiting for a new machine to join the cluster; "
+        r"this is taking longer than usual \(usually 5-10 s\)"), timeout=3_000)
+    expect(longer).to_have_text("This is taking longer than usual")
+    # and the scheduler's repeat after the scale-up began is still "Still trying": the
+    # "Still waiting" row restates the step, it does not clear the banner
+    expect(page.locator("#rp-live")).to_have_attribute("data-state", "trying")
+    expect(page.locator("#rp-live")).to_be_visible()
+    page.screenshot(path=str(images_dir / "pending-longer-than-usual.png"))
+    page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"), timeout=60_000)
+    assert hub_page.dialogs == []
