@@ -85,6 +85,13 @@ export const STEP_STATES = {
   ready: "Your server is ready.",
 };
 
+/** The status line while the live banner says waiting cannot fix the cause: the step's own
+ * words ("this often takes a few minutes") would promise that waiting ends it. */
+export const CANNOT_CONTINUE_STATES = {
+  hopeless: "Waiting will not get past this: the reason is below.",
+  stopped: "The spawn was stopped: the reason is below.",
+};
+
 /** Types the row's colour already says, or that say nothing (our own messages). */
 const QUIET_TYPES = new Set(["Normal", "Warning", "Custom", ""]);
 /** KubeSpawner names the user's container "notebook" (kubespawner/objects.py, 7.1). */
@@ -302,6 +309,8 @@ class PendingPage {
     this.message = document.getElementById("progress-message");
     this.step = document.getElementById("rp-step");
     this.stepOrder = -1;
+    /** The live diagnosis's state while it says waiting cannot fix it (else null). */
+    this.cannotContinue = null;
     this.elapsed = document.getElementById("rp-elapsed");
     this.eventCount = document.getElementById("rp-event-count");
     this.progress = 0;
@@ -441,7 +450,7 @@ class PendingPage {
     if (!this.stepName || this.finished) return;
     const label = PHASE_LABELS.get(this.stepName);
     if (this.step.textContent !== label) this.step.textContent = label;
-    const state = STEP_STATES[this.stepName] || "";
+    const state = CANNOT_CONTINUE_STATES[this.cannotContinue] || STEP_STATES[this.stepName] || "";
     if (this.message.textContent !== state) this.message.textContent = state;
   }
 
@@ -475,7 +484,13 @@ class PendingPage {
     }
     if (evt.record && evt.record.id) this.addRecord(evt.record);
     else if (evt.message && !evt.ready && !evt.failed) this.addMessage(evt.message);
-    if ("diagnosis" in evt) this.live.update(evt.diagnosis);
+    if ("diagnosis" in evt) {
+      this.live.update(evt.diagnosis);
+      const state = evt.diagnosis ? evt.diagnosis.state : null;
+      this.cannotContinue = state && Object.hasOwn(CANNOT_CONTINUE_STATES, state) ? state : null;
+      this.typical.stepAside(this.cannotContinue !== null, this.now());
+      this.showStep();
+    }
     if (evt.ready || evt.failed) {
       this.live.end();
       this.typical.end();

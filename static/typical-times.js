@@ -100,6 +100,8 @@ export class TypicalLine {
     this.step = null;
     this.stepStart = null;
     this.ended = false;
+    /** True while the live banner says waiting cannot fix the cause (see stepAside). */
+    this.aside = false;
   }
 
   /** Whether there is anything to show (and the page has the markup for it). */
@@ -121,9 +123,26 @@ export class TypicalLine {
     this.tick(now);
   }
 
+  /**
+   * While the live banner says "This will not fix itself", the usual times step aside:
+   * "usually takes 5 s" and "longer than usual" would promise that waiting ends it. They
+   * come back if the cause goes away (the banner clears or turns to "Still trying").
+   * @param {boolean} aside  @param {number} now  seconds since the start
+   */
+  stepAside(aside, now) {
+    if (aside === this.aside) return;
+    this.aside = aside;
+    if (aside) {
+      if (this.stepLine) this.stepLine.hidden = true;
+      if (this.longer) this.longer.hidden = true;
+    } else {
+      this.tick(now);
+    }
+  }
+
   /** Every second, and when the step changes. @param {number} now  seconds since the start */
   tick(now) {
-    if (!this.usable) return;
+    if (!this.usable || this.aside) return;
     const view = this.step ? this.data.steps[this.step] || null : null;
     const inStep = this.step !== null && this.stepStart !== null ? Math.max(0, now - this.stepStart) : null;
     const line = stepLine(view, inStep);

@@ -74,20 +74,29 @@ def test_the_usual_time_shows_beside_the_clock_and_the_bar_moves_within_the_step
     page.screenshot(path=str(images_dir / "pending-typical.png"))
 
 
-def test_a_step_past_its_usual_time_says_so_calmly(make_hub_page, typical_hub):
+def test_usual_times_step_aside_when_waiting_cannot_fix_it(make_hub_page, typical_hub, tmp_path):
+    """No machine can ever fit (fail-fast off, so the spawn keeps waiting): once the banner
+    says "This will not fix itself", the page no longer says how long the step usually takes
+    or that it is "taking longer than usual", which would promise that waiting ends it."""
     hub_page = make_hub_page(hub=typical_hub)
     page = hub_page.page
     hub_page.spawn("no-node-fits")
     expect(page.locator("#rp-typical-step")).to_have_text(
         re.compile(r"^(Finding|Adding) a machine usually takes about 5 s; 0:\d\d so far$")
     )
-    longer = page.locator("#rp-typical-longer")
-    expect(longer).to_have_text("This is taking longer than usual", timeout=15000)
-    expect(longer).to_be_visible()
-    # calm: not an error box, no red
-    assert "alert" not in (longer.get_attribute("class") or "")
-    # "*": the total's usual time applies to every profile
+    banner = page.locator("#rp-live")
+    expect(banner).to_have_attribute("data-state", "hopeless", timeout=20_000)
+    expect(banner).to_be_visible()
+    expect(page.locator("#rp-typical-step")).to_be_hidden()
+    expect(page.locator("#rp-typical-longer")).to_be_hidden()
+    # nor does the status line under the bar say the step "often takes a few minutes"
+    expect(page.locator("#progress-message")).to_have_text("Waiting will not get past this: the reason is below.")
+    page.wait_for_timeout(2500)  # the page's clock ticks on: the lines stay hidden
+    expect(page.locator("#rp-typical-step")).to_be_hidden()
+    expect(page.locator("#rp-typical-longer")).to_be_hidden()
+    # "*": the start's usual time stays (it describes this hub, not this spawn)
     expect(page.locator("#rp-typical")).to_have_text("Usually ready in about 1 min (9 in 10 within 3 min)")
+    page.screenshot(path=str(tmp_path / "hopeless-with-typical-times.png"))
 
 
 def test_without_history_or_expected_times_the_page_reads_as_before(hub_page):
@@ -133,6 +142,8 @@ def test_the_patience_row_and_longer_than_usual_come_together(make_hub_page, lat
         r"Still waiting for a new machine to join the cluster; "
         r"this is taking longer than usual \(usually 5-10 s\)"), timeout=3_000)
     expect(longer).to_have_text("This is taking longer than usual")
+    # calm: not an error box, no red
+    assert "alert" not in (longer.get_attribute("class") or "")
     # and the scheduler's repeat after the scale-up began is still "Still trying": the
     # "Still waiting" row restates the step, it does not clear the banner
     expect(page.locator("#rp-live")).to_have_attribute("data-state", "trying")
