@@ -36,6 +36,7 @@ from kubespawner import KubeSpawner
 from kubespawner.reflector import ResourceReflector
 from traitlets import Bool, Callable, Float, List, TraitError, Union, validate
 
+from .broadcast import TimelineBroadcast
 from .event_index import POD, PVC, EventIndex, ObjectKey, Subscription
 from .followed import (
     FOLLOWED,
@@ -51,7 +52,7 @@ from .followed import (
 from .kube_watch import IndexedEventReflector, IndexedPodReflector
 from .pod_status import STATUS_COMPONENT, container_terminations
 from .records import EventRecord
-from .spawner import Closer, RichProgressMixin, _Broadcast
+from .spawner import Closer, RichProgressMixin
 from .stale_events import StaleEventFilter
 from .timeline import SpawnTimeline
 
@@ -272,7 +273,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
     def _rp_keys(self) -> tuple[ObjectKey, ObjectKey]:
         return ((self.namespace, POD, self.pod_name), (self.namespace, PVC, self.pvc_name))
 
-    async def _rp_open_feed(self, timeline: SpawnTimeline, broadcast: _Broadcast, sub: Subscription) -> Closer | None:
+    async def _rp_open_feed(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, sub: Subscription) -> Closer | None:
         self._rp_sub = sub
         self._rp_filter = StaleEventFilter(timeline.started_at, skew=self.event_clock_skew)
         self._rp_terminations = {}
@@ -323,7 +324,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
                 # the pod's own events are subscribed already: go on without these
                 self.log.exception("richprogress: could not watch events of followed objects for %s", self._log_name)
 
-    async def _rp_add_event(self, timeline: SpawnTimeline, broadcast: _Broadcast, event: Mapping[str, Any]) -> bool:
+    async def _rp_add_event(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, event: Mapping[str, Any]) -> bool:
         formatter = self._rp_formatter or self.event_formatter
         if formatter.format_hook is None:
             # no hook to await: skip the coroutine of format_event_async
@@ -332,7 +333,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
             record = await formatter.format_event_async(event, self)
         return self._rp_add_record(timeline, broadcast, record)
 
-    async def _rp_add_terminations(self, timeline: SpawnTimeline, broadcast: _Broadcast, pod: Mapping[str, Any]) -> bool:
+    async def _rp_add_terminations(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, pod: Mapping[str, Any]) -> bool:
         """Add a record for each new failed container termination in our pod's status."""
         seen = self._rp_terminations
         if seen is None:
@@ -349,7 +350,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
             changed |= await self._rp_add_event(timeline, broadcast, event)
         return changed
 
-    def _rp_handle_now(self, timeline: SpawnTimeline, broadcast: _Broadcast, source: str, obj: Mapping[str, Any]) -> bool | None:
+    def _rp_handle_now(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, source: str, obj: Mapping[str, Any]) -> bool | None:
         """An event to show or hide, with no hook to await and nothing held (which must
         come first), is handled inside the watch update; the rest goes to the pump.
 
@@ -385,7 +386,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
             return self._rp_add_record(timeline, broadcast, formatter.format_event(obj, self))
         return False
 
-    async def _rp_handle(self, timeline: SpawnTimeline, broadcast: _Broadcast, source: str, obj: Mapping[str, Any]) -> bool:
+    async def _rp_handle(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, source: str, obj: Mapping[str, Any]) -> bool:
         spawn_filter = self._rp_filter
         if spawn_filter is None:
             return False
@@ -422,7 +423,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
             return await self._rp_add_event(timeline, broadcast, obj) or changed
         return False
 
-    async def _rp_tick(self, timeline: SpawnTimeline, broadcast: _Broadcast, final: bool) -> bool:
+    async def _rp_tick(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, final: bool) -> bool:
         sub = self._rp_sub
         if sub is not None and self._rp_options_loaded and self._rp_subscribed is not None and not self._rp_subscribed:
             try:

@@ -35,6 +35,7 @@ from typing import Any
 from traitlets import Bool, Dict, Float, Integer, Unicode
 from traitlets.config import LoggingConfigurable
 
+from .broadcast import TimelineBroadcast
 from .event_index import Subscription
 from .hopeless import FailFastPolicy
 from .live_diagnosis import LiveDiagnoser, StoppedEarly, stopped_early_facts, stopped_early_record
@@ -61,49 +62,6 @@ def format_elapsed(seconds: float) -> str:
     The same clock the pages and the text report show (``report.format_clock``).
     """
     return format_clock(seconds)
-
-
-class _Broadcast:
-    """Wakes every reader of one timeline when the pump changed it (no polling).
-
-    A reader checks the timeline's ``change_seq`` and then asks ``waiter(version)`` for a
-    future that ``notify`` resolves (None when ``version`` moved meanwhile: look again).
-    One plain future per waiting reader, made only when it waits (cheaper than an
-    ``asyncio.Event`` per change). Several changes handled in one batch resolve each
-    reader's future once: the first ``notify`` empties the list of waiters, and the reader
-    reads every change of the batch when it runs.
-    """
-
-    def __init__(self) -> None:
-        self.version = 0
-        self._waiters: list[asyncio.Future[None]] = []
-        #: progress reported by the parent spawner's own progress() (plain spawners only)
-        self.progress_floor = 0
-        #: ``progress_floor`` when each record of the parent's messages was added, so a
-        #: reconnecting page replays the same bar as the live one showed
-        self.floor_at: dict[str, int] = {}
-        #: the largest since_spawn given so far: the clock shown in the timeline never runs back
-        self.last_since = 0.0
-        #: the last record timestamp parsed for this timeline: (text, POSIX seconds or None,
-        #: whether it has whole-second resolution)
-        self.stamp_cache: tuple[Any, float | None, bool] = (None, None, False)
-        #: the spawn's live diagnosis (made by the spawner that owns the timeline)
-        self.live: LiveDiagnoser | None = None
-
-    def waiter(self, version: int) -> asyncio.Future[None] | None:
-        if version != self.version:
-            return None
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(future)
-        return future
-
-    def notify(self) -> None:
-        self.version += 1
-        if self._waiters:
-            waiters, self._waiters = self._waiters, []
-            for future in waiters:
-                if not future.done():  # a reader cancelled while waiting
-                    future.set_result(None)
 
 
 class RichProgressMixin(LoggingConfigurable):
@@ -262,7 +220,7 @@ class RichProgressMixin(LoggingConfigurable):
 
     _rp_claimed: SpawnTimeline | None = None
     _rp_timeline_future: Any = None
-    _rp_current: tuple[SpawnTimeline, _Broadcast] | None = None
+    _rp_current: tuple[SpawnTimeline, TimelineBroadcast] | None = None
     _rp_in_start = False
 
     def _rp_spawn_requested_at(self) -> datetime:
@@ -286,20 +244,20 @@ class RichProgressMixin(LoggingConfigurable):
         )
         self.spawn_timeline = timeline
         self._rp_timeline_future = getattr(self, "_spawn_future", None)
-        broadcast = _Broadcast()
+        broadcast = TimelineBroadcast()
         broadcast.live = LiveDiagnoser(
             FailFastPolicy(self.fail_fast, self.fail_fast_repeats, self.fail_fast_hold)
         )
         self._rp_current = (timeline, broadcast)
         return timeline
 
-    def _rp_broadcast(self, timeline: SpawnTimeline) -> _Broadcast:
+    def _rp_broadcast(self, timeline: SpawnTimeline) -> TimelineBroadcast:
         """The wake-up channel of ``timeline`` (a finished, replaced timeline gets a new,
         silent one: its readers replay it and end)."""
         current = self._rp_current
         if current is not None and current[0] is timeline:
             return current[1]
-        return _Broadcast()
+        return TimelineBroadcast()
 
     def _rp_claim_timeline(self) -> SpawnTimeline:
         """The timeline of the spawn ``start()`` is beginning.
@@ -375,7 +333,7 @@ class RichProgressMixin(LoggingConfigurable):
     _rp_fail_fast: asyncio.Future[None] | None = None
 
     async def _rp_start_or_stop_early(
-        self, starting: asyncio.Future[Any], timeline: SpawnTimeline, broadcast: _Broadcast
+        self, starting: asyncio.Future[Any], timeline: SpawnTimeline, broadcast: TimelineBroadcast
     ) -> Any:
         """The parent's ``start()``, unless fail-fast ends the spawn first: then stop the
         pod with our own ``stop()`` (as the hub does after a timeout) and raise
@@ -408,7 +366,7 @@ class RichProgressMixin(LoggingConfigurable):
             self.log.exception("richprogress: stopping the pod after a fatal cause failed")
         raise StoppedEarly(summary)
 
-    def _rp_live_changed(self, timeline: SpawnTimeline, broadcast: _Broadcast, changed: bool) -> bool:
+    def _rp_live_changed(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, changed: bool) -> bool:
         """After the live diagnosis was updated: ask for fail-fast when it is due."""
         live = broadcast.live
         signal = self._rp_fail_fast
@@ -444,7 +402,7 @@ class RichProgressMixin(LoggingConfigurable):
         except BaseException:
             pump.cancel()
 
-    async def _rp_pump(self, timeline: SpawnTimeline, broadcast: _Broadcast, sub: Subscription) -> None:
+    async def _rp_pump(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, sub: Subscription) -> None:
         closer: Closer | None = None
         state: dict[str, Any] = {"patience_n": 0, "patience_count": {}}
         try:
@@ -485,7 +443,7 @@ class RichProgressMixin(LoggingConfigurable):
                 except Exception:
                     self.log.exception("richprogress: closing a progress source failed")
 
-    def _rp_inline_handler(self, timeline: SpawnTimeline, broadcast: _Broadcast) -> Callable[[str, Mapping[str, Any]], bool]:
+    def _rp_inline_handler(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast) -> Callable[[str, Mapping[str, Any]], bool]:
         """The ``Subscription.handler`` of a pump: ``_rp_handle_now`` plus the wake-up of
         readers, never raising into the code that pushed (e.g. a reflector's watch loop)."""
 
@@ -503,12 +461,12 @@ class RichProgressMixin(LoggingConfigurable):
 
         return handle
 
-    def _rp_handle_now(self, timeline: SpawnTimeline, broadcast: _Broadcast, source: str, obj: Mapping[str, Any]) -> bool | None:
+    def _rp_handle_now(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, source: str, obj: Mapping[str, Any]) -> bool | None:
         """Handle one pushed item right away, as ``_rp_handle`` would, when that needs no
         waiting; True/False: handled (timeline changed or not); None: leave it to the pump."""
         return None
 
-    async def _rp_open_feed(self, timeline: SpawnTimeline, broadcast: _Broadcast, sub: Subscription) -> Closer | None:
+    async def _rp_open_feed(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, sub: Subscription) -> Closer | None:
         """Start what pushes items into ``sub``; return its clean-up.
 
         The default reads the parent class's ``progress()`` (each item becomes a record).
@@ -541,7 +499,7 @@ class RichProgressMixin(LoggingConfigurable):
 
         return close
 
-    async def _rp_handle(self, timeline: SpawnTimeline, broadcast: _Broadcast, source: str, obj: Mapping[str, Any]) -> bool:
+    async def _rp_handle(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, source: str, obj: Mapping[str, Any]) -> bool:
         """Turn one pushed item into timeline records; True when the timeline changed."""
         if source != "message":
             return False
@@ -556,7 +514,7 @@ class RichProgressMixin(LoggingConfigurable):
             broadcast.floor_at[record["id"]] = broadcast.progress_floor
         return self._rp_add_record(timeline, broadcast, record)
 
-    def _rp_add_record(self, timeline: SpawnTimeline, broadcast: _Broadcast, record: EventRecord) -> bool:
+    def _rp_add_record(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, record: EventRecord) -> bool:
         """Stamp ``since_spawn`` and add the record; True when the timeline changed.
 
         The record is handed over: the timeline keeps it as it is (no copy), so callers
@@ -609,7 +567,7 @@ class RichProgressMixin(LoggingConfigurable):
                 self._rp_live_changed(timeline, broadcast, True)
         return changed
 
-    async def _rp_tick(self, timeline: SpawnTimeline, broadcast: _Broadcast, final: bool) -> bool:
+    async def _rp_tick(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, final: bool) -> bool:
         """Hook run after each batch (``final`` when the spawn ended); True if changed."""
         return False
 
@@ -654,7 +612,7 @@ class RichProgressMixin(LoggingConfigurable):
         plan.follow(timeline)
         return plan
 
-    def _rp_patience(self, timeline: SpawnTimeline, broadcast: _Broadcast, state: dict[str, Any]) -> bool:
+    def _rp_patience(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, state: dict[str, Any]) -> bool:
         if timeline.outcome != "pending":
             return False
         elapsed = timeline.elapsed()

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from jupyterhub.spawner import Spawner
 
-from richprogress.spawner import RichProgressMixin, _Broadcast
+from richprogress.broadcast import TimelineBroadcast
+from richprogress.spawner import RichProgressMixin
 from richprogress.timeline import SpawnTimeline
 
 T0 = datetime(2026, 11, 29, 21, 33, 20, tzinfo=timezone.utc)
@@ -66,7 +67,7 @@ def patience_records(timeline: SpawnTimeline) -> list[dict]:
 
 def test_one_message_per_due_time_counted_from_the_request() -> None:
     spawner, timeline, clock, state = setup()
-    broadcast = _Broadcast()
+    broadcast = TimelineBroadcast()
     said = []
     # the pump wakes at each due time, and also (events arriving) in between
     for moment in (0.0, 0.29, 0.3, 0.31, 0.45, 0.6, 0.61, 1.19, 1.2, 2.39, 2.4, 2.9):
@@ -86,8 +87,8 @@ def test_one_message_per_due_time_counted_from_the_request() -> None:
 def test_overdue_messages_are_skipped_not_sent_in_a_burst() -> None:
     spawner, timeline, clock, state = setup()
     clock.seconds = 5.0  # the pump was held up (a slow hook): 0.3 ... 4.8 are all due
-    assert spawner._rp_patience(timeline, _Broadcast(), state)
-    assert not spawner._rp_patience(timeline, _Broadcast(), state)
+    assert spawner._rp_patience(timeline, TimelineBroadcast(), state)
+    assert not spawner._rp_patience(timeline, TimelineBroadcast(), state)
     (record,) = patience_records(timeline)
     assert record["count"] == 1
     assert spawner._rp_next_wakeup(timeline, state) == pytest.approx(9.6 - 5.0)
@@ -98,12 +99,12 @@ def test_no_message_once_the_spawn_ended() -> None:
     clock.seconds = 0.2
     timeline.finish("failed", "no")
     clock.seconds = 10.0
-    assert not spawner._rp_patience(timeline, _Broadcast(), state)
+    assert not spawner._rp_patience(timeline, TimelineBroadcast(), state)
     assert patience_records(timeline) == []
 
 
 def test_patience_off() -> None:
     spawner, timeline, clock, state = setup(after=0)
     clock.seconds = 100.0
-    assert not spawner._rp_patience(timeline, _Broadcast(), state)
+    assert not spawner._rp_patience(timeline, TimelineBroadcast(), state)
     assert spawner._rp_next_wakeup(timeline, state) is None

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from test_patience_clock import Clock, Plain, patience_records
 
+from richprogress.broadcast import TimelineBroadcast
 from richprogress.patience import PatiencePlan
 from richprogress.records import PHASE_NAMES
-from richprogress.spawner import _Broadcast
 from richprogress.timeline import SpawnTimeline
 from richprogress.typical import Typical
 from richprogress.typical_words import is_longer_than_usual, patience_note
@@ -66,7 +66,7 @@ def run_pump(typical: Typical | None, arrivals: list[tuple[float, str, str]], un
     clock = Clock()
     timeline = SpawnTimeline(started_at=Clock()(), clock=clock)
     state: dict[str, Any] = {"patience_n": 0, "patience_count": {}}
-    broadcast = _Broadcast()
+    broadcast = TimelineBroadcast()
     waiting = sorted(arrivals)
     said: list[tuple[float, str]] = []
     wake = 0.0

@@ -19,11 +19,12 @@ import pytest
 from jupyterhub.spawner import Spawner
 from test_fail_fast_replay import START, timed_events
 
+from richprogress.broadcast import TimelineBroadcast
 from richprogress.diagnose import decisive_record, diagnose
 from richprogress.formatter import EventFormatter
 from richprogress.hopeless import FailFastPolicy, assess
 from richprogress.live_diagnosis import LiveDiagnoser
-from richprogress.spawner import RichProgressMixin, _Broadcast
+from richprogress.spawner import RichProgressMixin
 from richprogress.timeline import SpawnTimeline
 
 IMAGE = "quay.io/jupyter/course:2026-11"
@@ -195,7 +196,7 @@ async def test_the_progress_stream_sends_diagnosis_null_on_the_pulled_event() ->
     timeline._clock = lambda: clock["now"]  # type: ignore[method-assign]
     timeline.started_at = START
     _, broadcast = spawner._rp_current  # type: ignore[misc]
-    assert isinstance(broadcast, _Broadcast)
+    assert isinstance(broadcast, TimelineBroadcast)
     formatter = EventFormatter()
     stream = spawner.progress()
     got: list[dict[str, Any]] = []
