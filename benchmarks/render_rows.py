@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -29,15 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from richprogress.demo.browser import CHROMIUM, CHROMIUM_ARGS
+
 ROOT = Path(__file__).absolute().parents[1]
-CHROMIUM = os.environ.get("RICHPROGRESS_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 GOAL_MS = 100.0
 ORIGIN = "http://richprogress.bench"
 

@@ -30,15 +30,8 @@ import pytest
 from traitlets.config import Config
 
 import richprogress
+from richprogress.demo.browser import CHROMIUM, CHROMIUM_ARGS
 
-CHROMIUM = os.environ.get("RICHPROGRESS_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 #: the module whose ``async_playwright`` gets Debian's Chromium
 BROWSER_CONFTEST = "jupyterhub.tests.browser.conftest"
 

@@ -14,13 +14,14 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from richprogress.demo.hub import free_port
 
 
 def postgres_bindir() -> Path | None:
@@ -30,12 +31,6 @@ def postgres_bindir() -> Path | None:
             return Path(folder)
     found = shutil.which("postgres")
     return Path(found).parent if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _run_as() -> str | None:
@@ -71,7 +66,7 @@ def postgres_server() -> Iterator[str]:
             user=user,
             cwd=folder,
         )
-        port = _free_port()
+        port = free_port()
         log = open(folder / "postgres.log", "wb")  # noqa: SIM115 - closed below
         proc = subprocess.Popen(
             [

@@ -48,17 +48,10 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from richprogress.demo.browser import CHROMIUM, CHROMIUM_ARGS
 from richprogress.demo.hub import DemoHub
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("RICHPROGRESS_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 #: how much faster than a real cluster the scenarios replay in these tests
 SPEED = 20.0
 #: the spawn timeout: failing scenarios fail after this long; succeeding ones finish well before
