@@ -41,6 +41,11 @@ class TimelineBroadcast:
         self.stamp_cache: tuple[Any, float | None, bool] = (None, None, False)
         #: the spawn's live diagnosis (made by the spawner that owns the timeline)
         self.live: LiveDiagnoser | None = None
+        #: problem records not yet got past (``resolved``): while 0, a plain record needs
+        #: no look back at the timeline
+        self.open_problems = 0
+        #: record id -> ids of the problem records it got past (sent with it as ``resolved``)
+        self.resolved_by: dict[str, list[str]] = {}
 
     def waiter(self, version: int) -> asyncio.Future[None] | None:
         if version != self.version:

@@ -367,8 +367,43 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
     (a later success of the same kind, ``recovery``). Among them the most telling wins: a
     known specific cause over its follow-ups, an error over a warning, then the latest.
     """
-    ordered = time_order(records)
+    ordered, overcome, failures = _scan(records)
     best: tuple[int, int, EventRecord] | None = None
+    for position, record in enumerate(ordered):
+        if overcome[position] or _severity(record) == "info":
+            continue
+        severity = _severity(record)
+        failure = failures[position]
+        if failure is not None:
+            weight = failure.weight
+        elif severity == "error":
+            weight = _UNKNOWN_ERROR_WEIGHT
+        else:
+            weight = _UNKNOWN_WARNING_WEIGHT
+        if severity == "error":
+            weight += _ERROR_BONUS
+        # ">=" so that among equals the latest wins.
+        if best is None or (weight, position) >= (best[0], best[1]):
+            best = (weight, position, record)
+    return best[2] if best else None
+
+
+def got_past(records: Sequence[EventRecord]) -> frozenset[str]:
+    """The ids of the warnings and errors the spawn got past: a later step was reached, or
+    a later success of the same kind ended them (``recovery``: the Pulled after a failed
+    pull). The pages mark their rows "resolved"; ``decisive_record`` never picks them."""
+    ordered, overcome, _failures = _scan(records)
+    return frozenset(
+        str(record.get("id"))
+        for position, record in enumerate(ordered)
+        if overcome[position] and _severity(record) != "info"
+    )
+
+
+def _scan(records: Sequence[EventRecord]) -> tuple[list[EventRecord], list[bool], list[_Failure | None]]:
+    """The records in time order, whether each problem among them was got past, and each
+    one's classified failure (None where it was got past, or is no problem)."""
+    ordered = time_order(records)
     # progress_after[i]: the furthest step a plain, good record reached after position i.
     progress_after = [-1] * (len(ordered) + 1)
     # overcome[i]: a later step was reached, or a later success of the same kind got past
@@ -395,23 +430,7 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
                 if problem is not None:
                     overcome[position] = any(overcomes(s, problem) for s in successes.get(problem[0], ()))
         progress_after[position] = max(reached, progress_after[position + 1])
-    for position, record in enumerate(ordered):
-        if overcome[position] or _severity(record) == "info":
-            continue
-        severity = _severity(record)
-        failure = failures[position]
-        if failure is not None:
-            weight = failure.weight
-        elif severity == "error":
-            weight = _UNKNOWN_ERROR_WEIGHT
-        else:
-            weight = _UNKNOWN_WARNING_WEIGHT
-        if severity == "error":
-            weight += _ERROR_BONUS
-        # ">=" so that among equals the latest wins.
-        if best is None or (weight, position) >= (best[0], best[1]):
-            best = (weight, position, record)
-    return best[2] if best else None
+    return ordered, overcome, failures
 
 
 def ended_running(records: Sequence[EventRecord]) -> bool:

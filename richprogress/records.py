@@ -64,3 +64,6 @@ class EventRecord(_EventRecordRequired, total=False):
     #: waiting cannot fix the cause (a rule's ``fatal``; only present when true, or when a
     #: ``format_hook`` set it)
     fatal: bool
+    #: the spawn got past this warning or error (a later step, or a later success of the
+    #: same kind: ``resolved``); only present when true. Set by the spawner, never by rules
+    overcome: bool

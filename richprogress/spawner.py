@@ -42,6 +42,7 @@ from .live_diagnosis import LiveDiagnoser, StoppedEarly, stopped_early_facts, st
 from .patience import PatiencePlan, with_note
 from .records import PHASE_NAMES, PHASE_PROGRESS, EventRecord
 from .report import format_clock
+from .resolved import PROBLEM_SEVERITIES, newly_resolved
 from .spawn_events import spawn_ended
 from .timeline import (
     DEFAULT_MAX_RECORDS,
@@ -565,6 +566,14 @@ class RichProgressMixin(LoggingConfigurable):
             live = broadcast.live
             if live is not None and live.note(timeline, stored):
                 self._rp_live_changed(timeline, broadcast, True)
+            if broadcast.open_problems or stored.get("severity") in PROBLEM_SEVERITIES:
+                # problems this record got past are marked "resolved": in the timeline (the
+                # failure page, the JSON, a replay) and, for live pages, on this record's event
+                newly, broadcast.open_problems = newly_resolved(timeline.records())
+                for problem in newly:
+                    problem["overcome"] = True
+                if newly:
+                    broadcast.resolved_by[str(stored["id"])] = [str(problem["id"]) for problem in newly]
         return changed
 
     async def _rp_tick(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, final: bool) -> bool:
@@ -671,6 +680,10 @@ class RichProgressMixin(LoggingConfigurable):
                 # "ready" event, never ours
                 progress = max(progress, PHASE_PROGRESS.get(phase or "", 0), floor_at.get(record["id"], 0))
                 event = self._rp_event(record, min(progress, 99))
+                if broadcast.resolved_by:
+                    resolved = broadcast.resolved_by.get(record["id"])
+                    if resolved is not None:
+                        event["resolved"] = list(resolved)  # the rows this record got past
                 live = broadcast.live.current if broadcast.live is not None else None
                 if live is not shown:
                     # contract 3: "diagnosis" rides on the event where it changed (null: cleared)

@@ -171,6 +171,8 @@ def record_row(
         "time_utc": moment.strftime("%H:%M:%S") if moment else "",
         "type": display_text(pills["type"], 200),
         "severity": severity if severity in SEVERITIES else "info",
+        # a problem the spawn got past (resolved.py): a quiet row with OVERCOME_PILL
+        "overcome": record.get("overcome") is True and severity in ("warning", "error"),
         "reason": display_text(record.get("reason") or "", 200),
         "object": display_text(pills["object"], 300),
         "container": display_text(pills["container"], 200),

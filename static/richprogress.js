@@ -92,6 +92,9 @@ export const CANNOT_CONTINUE_STATES = {
   stopped: "The spawn was stopped: the reason is below.",
 };
 
+/** The pill of a problem row the spawn got past (templates/richprogress/rows.html says the same). */
+export const OVERCOME_PILL = "resolved";
+
 /** Types the row's colour already says, or that say nothing (our own messages). */
 const QUIET_TYPES = new Set(["Normal", "Warning", "Custom", ""]);
 /** KubeSpawner names the user's container "notebook" (kubespawner/objects.py, 7.1). */
@@ -142,6 +145,8 @@ const PHASE_ORDER = new Map(PHASES.map(([name], index) => [name, index]));
  * @property {string} [url]
  * @property {?import("./live-diagnosis.js").LiveDiagnosis} [diagnosis]  the live cause, when
  *           it changed (null: cleared); shown by live-diagnosis.js
+ * @property {Array<string>} [resolved]  ids of earlier problem rows this event's record got
+ *           past (richprogress/resolved.py): shown quiet, with a "resolved" pill
  */
 
 /** "+m:ss" (or "+h:mm:ss") since the spawn started; "" when unknown. */
@@ -244,6 +249,10 @@ export function shownPills(record, ownPod, mainContainer = MAIN_CONTAINER) {
 function fillRow(row, record, started, floor, ownPod) {
   const severity = SEVERITIES.includes(record.severity) ? record.severity : "info";
   row.dataset.severity = severity;
+  // a problem the spawn got past (richprogress/resolved.py): quiet, with a "resolved" pill
+  const overcome = record.overcome === true && severity !== "info";
+  if (overcome) row.dataset.overcome = "true";
+  else delete row.dataset.overcome;
 
   const [moment, stamp] = rowMoment(record, started);
   const since = moment === null || floor === null ? moment : Math.max(moment, floor);
@@ -277,6 +286,7 @@ function fillRow(row, record, started, floor, ownPod) {
     badge.title = `happened ${count} times, last at ${formatClock(record.since_spawn)}${last}`;
     pills.append(badge);
   }
+  if (overcome) pills.append(el("span", "rp-pill rp-pill-overcome", OVERCOME_PILL));
   if (row.classList.contains("rp-decisive")) {
     pills.append(el("span", "rp-pill rp-pill-decisive", "the cause"));
   }
@@ -396,6 +406,23 @@ class PendingPage {
   }
 
   /**
+   * Rows the spawn got past (the event of the record that got past them names them):
+   * refilled quiet, with a "resolved" pill, on the next frame like any change.
+   * @param {Array<string>} ids
+   */
+  markResolved(ids) {
+    for (const id of ids) {
+      if (typeof id !== "string") continue;
+      const record = this.queued.get(id) || this.rows.get(id)?.rpRecord;
+      if (!record || record.overcome === true) continue;
+      this.queued.set(id, { ...record, overcome: true });
+    }
+    if (this.queued.size && this.frame === null) {
+      this.frame = window.requestAnimationFrame(() => this.flush());
+    }
+  }
+
+  /**
    * Write the queued rows: new rows go into one fragment appended once, existing rows are
    * refilled in place. No layout is read, and the work per row does not grow with the
    * number of rows already shown.
@@ -408,6 +435,7 @@ class PendingPage {
     for (const record of this.queued.values()) {
       let row = this.rows.get(record.id);
       if (row) {
+        row.rpRecord = record;
         fillRow(row, record, this.data.started, row.rpFloor, this.data.ownPod);
         continue;
       }
@@ -415,6 +443,7 @@ class PendingPage {
       row.setAttribute("role", "listitem");
       row.dataset.recordId = record.id;
       row.rpFloor = this.lastClock;
+      row.rpRecord = record; // (a later "resolved" refills the row from it)
       this.rows.set(record.id, row);
       if (record.id !== `message:${SERVER_REQUESTED}`) this.spawnRows += 1;
       const clock = fillRow(row, record, this.data.started, row.rpFloor, this.data.ownPod);
@@ -484,6 +513,7 @@ class PendingPage {
     }
     if (evt.record && evt.record.id) this.addRecord(evt.record);
     else if (evt.message && !evt.ready && !evt.failed) this.addMessage(evt.message);
+    if (Array.isArray(evt.resolved)) this.markResolved(evt.resolved);
     if ("diagnosis" in evt) {
       this.live.update(evt.diagnosis);
       const state = evt.diagnosis ? evt.diagnosis.state : null;

@@ -528,3 +528,20 @@ def test_a_repeated_event_shows_when_it_began_and_its_badge_when_it_last_happene
     badge = doc.by_id("rp-timeline").find_all(class_="rp-count")[0]
     assert badge.words() == "x3"
     assert badge.attrs["title"] == "happened 3 times, last at +0:30 (21:33:50 UTC)"
+
+
+def test_a_problem_the_spawn_got_past_reads_resolved_after_a_reload() -> None:
+    # a failed pull, the pull that worked, then the container crashed: the failed pull's
+    # row is quiet with a "resolved" pill, the crash is the cause
+    records = [
+        record(1, 8, "info", "Scheduled", "Found a machine for your server: node-1.", phase="scheduled", container=None),
+        {**record(2, 9, "error", "Failed", "The image x/y:1 does not exist.", phase="image"), "overcome": True},
+        record(3, 12, "info", "Pulled", "Downloaded the image x/y:1.", phase="image"),
+        record(4, 14, "error", "BackOff", "The notebook container keeps crashing.", phase="starting"),
+    ]
+    rows = failure_page("alice", timeline(records)).by_id("rp-timeline").find_all("div", class_="rp-event")
+    resolved = [r for r in rows if r.attrs.get("data-overcome") == "true"]
+    assert [r.attrs["data-record-id"] for r in resolved] == ["uid-2"]
+    assert [p.words() for p in resolved[0].find_all(class_="rp-pill")] == ["Failed", "resolved"]
+    cause = [r for r in rows if "rp-decisive" in (r.attrs.get("class") or "")]
+    assert [r.attrs["data-record-id"] for r in cause] == ["uid-4"]

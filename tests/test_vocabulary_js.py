@@ -127,3 +127,10 @@ def test_js_row_moment_matches_python() -> None:
     # a repeat shows its first occurrence, never before the start
     assert got[1] == [0, "2026-11-29T21:33:20Z"]
     assert round(got[2][0], 3) == 4.651
+
+
+def test_the_resolved_pill_reads_the_same_live_and_after_a_reload() -> None:
+    match = re.search(r'export const OVERCOME_PILL = "([^"]+)";', JS.read_text())
+    assert match, "OVERCOME_PILL not found"
+    rows = (TEMPLATES / "richprogress" / "rows.html").read_text()
+    assert f'<span class="rp-pill rp-pill-overcome">{match.group(1)}</span>' in rows

@@ -166,6 +166,11 @@ def test_a_retried_pull_that_works_clears_the_red_banner_at_once(make_hub_page, 
     expect(downloaded).to_have_count(1)
     # the retry worked: no red, no "cannot continue", the bar back to its normal colour
     expect(banner).to_be_hidden()
+    # and the failed pull's rows read as over: quiet, with a "resolved" pill
+    failed = hub_page.rows().filter(has_text="does not exist")
+    expect(failed).to_have_attribute("data-overcome", "true")
+    expect(failed.locator(".rp-pill-overcome")).to_have_text("resolved")
+    assert page.locator("#progress-log .rp-event[data-overcome='true'][data-severity='info']").count() == 0
     page.screenshot(path=str(images_dir / "flaky-pull-retry-worked.png"))
     page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"))
     seen = page.evaluate("JSON.parse(sessionStorage.getItem('rp-banner-at-rows') || '[]')")

@@ -1,0 +1,91 @@
+"""Rows the spawn got past are marked "resolved": the unit (``newly_resolved``) and the
+real progress stream of a spawner (the retried pull that worked), whose ``Pulled`` event
+carries the failed pull's ids as ``resolved`` while the timeline marks them ``overcome``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from richprogress.records import EventRecord
+from richprogress.resolved import newly_resolved
+
+
+def rec(id: str, reason: str, severity: str, message: str, phase: str | None, t: int, **extra: Any) -> EventRecord:
+    stamp = f"2026-11-30T12:00:{t:02d}Z"
+    record: dict[str, Any] = {
+        "id": id, "timestamp": stamp, "first_timestamp": stamp, "type": "Warning" if severity != "info" else "Normal",
+        "severity": severity, "reason": reason,
+        "object": {"kind": "Pod", "name": "jupyter-alice", "container": "notebook", "field_path": None},
+        "component": "kubelet", "count": 1, "message": message, "raw_message": message, "rule": None,
+        "phase": phase, "hint": None, "since_spawn": float(t),
+    }
+    record.update(extra)
+    return record  # type: ignore[return-value]
+
+
+PULL_FAILED = rec("e2", "Failed", "error", 'Failed to pull image "x/y:1": not found', "image", 2)
+PULLING = rec("e1", "Pulling", "info", 'Pulling image "x/y:1"', "image", 1)
+PULLED = rec("e3", "Pulled", "info", 'Successfully pulled image "x/y:1" in 2s', "image", 3)
+UNSCHEDULABLE = rec("e0", "FailedScheduling", "warning", "0/3 nodes are available", "scheduling", 0)
+SCHEDULED = rec("e5", "Scheduled", "info", "Successfully assigned default/jupyter-alice to n1", "scheduled", 5)
+
+
+def test_a_failed_pull_stays_open_until_the_pull_that_works() -> None:
+    assert newly_resolved([PULLING, PULL_FAILED]) == ([], 1)
+    newly, still_open = newly_resolved([PULLING, PULL_FAILED, PULLED])
+    assert still_open == 0
+    assert [record["id"] for record in newly] == ["e2"] and newly[0] is PULL_FAILED  # the caller marks it
+
+
+def test_a_later_step_gets_past_a_problem_of_an_earlier_one() -> None:
+    newly, still_open = newly_resolved([UNSCHEDULABLE, SCHEDULED])
+    assert ([r["id"] for r in newly], still_open) == (["e0"], 0)
+
+
+def test_a_repeat_after_the_success_stays_open() -> None:
+    again = {**PULL_FAILED, "count": 2, "timestamp": "2026-11-30T12:00:09Z"}  # the count grew later
+    assert newly_resolved([PULLING, again, PULLED]) == ([], 1)  # type: ignore[list-item]
+
+
+def test_marked_records_are_not_marked_again() -> None:
+    marked = {**PULL_FAILED, "overcome": True}
+    assert newly_resolved([PULLING, marked, PULLED]) == ([], 0)  # type: ignore[list-item]
+
+
+async def test_the_pulled_event_carries_the_failed_pulls_it_got_past() -> None:
+    """The demo's flaky-pull through the default rules and a real spawner's progress(): one
+    event per record as before (nothing re-sent, the clock never runs back); the
+    ``Pulled`` event names the failed pull's rows as ``resolved``, and from then on the
+    timeline (a reload, the failure page, the JSON) has them ``overcome``."""
+    import asyncio
+    from datetime import timedelta
+    from types import SimpleNamespace
+
+    from test_fail_fast_replay import START, timed_events
+    from test_recovery import Plain
+
+    from richprogress.formatter import EventFormatter
+
+    spawner = Plain(user=SimpleNamespace(name="alice", id=1, url="/user/alice/", escaped_name="alice"), patience_after=0)
+    clock = {"now": START}
+    timeline = spawner._rp_new_timeline()
+    timeline._clock = lambda: clock["now"]  # type: ignore[method-assign]
+    timeline.started_at = START
+    _, broadcast = spawner._rp_current  # type: ignore[misc]
+    formatter = EventFormatter()
+    stream = spawner.progress()
+    got: list[dict[str, Any]] = []
+    for at, event in timed_events("flaky-pull", until=60):
+        clock["now"] = START + timedelta(seconds=at)
+        record = formatter.format_event(event)
+        record["since_spawn"] = at
+        if spawner._rp_add_record(timeline, broadcast, record):
+            broadcast.notify()
+            got.append(await asyncio.wait_for(stream.__anext__(), 5))
+    await stream.aclose()
+    clocks = [e["record"]["since_spawn"] for e in got]
+    assert clocks == sorted(clocks)
+    with_resolved = [(e["record"]["reason"], e["resolved"]) for e in got if "resolved" in e]
+    problems = [e["record"]["id"] for e in got if e["record"]["severity"] in ("warning", "error")]
+    assert with_resolved == [("Pulled", problems)] and problems
+    assert {r["id"] for r in timeline.records() if r.get("overcome") is True} == set(problems)
