@@ -112,6 +112,8 @@ def _record_columns(record: Mapping[str, Any], floor: float | None = None) -> li
     sentence = _one_line(record.get("message") or record.get("raw_message"))
     if isinstance(count, int) and count > 1:
         sentence += f"  x{format_count(count)}"
+    if record.get("overcome") is True:
+        sentence += "  (resolved)"  # the pages' "resolved" pill: the spawn got past it
     first, last = record_offsets(record)
     # a row never reads earlier than the row above (whole-second and microsecond stamps mix)
     if first is not None and floor is not None:

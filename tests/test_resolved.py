@@ -89,3 +89,12 @@ async def test_the_pulled_event_carries_the_failed_pulls_it_got_past() -> None:
     problems = [e["record"]["id"] for e in got if e["record"]["severity"] in ("warning", "error")]
     assert with_resolved == [("Pulled", problems)] and problems
     assert {r["id"] for r in timeline.records() if r.get("overcome") is True} == set(problems)
+
+
+def test_the_text_report_says_resolved_too() -> None:
+    from richprogress.report import render_timeline_text
+
+    text = render_timeline_text([PULLING, {**PULL_FAILED, "overcome": True}, PULLED])  # type: ignore[list-item]
+    failed_line = next(line for line in text.splitlines() if "not found" in line)
+    assert failed_line.endswith("(resolved)")
+    assert not any(line.endswith("(resolved)") for line in text.splitlines() if "not found" not in line)
