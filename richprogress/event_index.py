@@ -349,6 +349,7 @@ class EventIndex:
         previous = {ref: self._by_key.get(key, {}).get(ref) for ref, key in self._key_of.items()}
         self._by_key = {}
         self._key_of = {}
+        missed: list[tuple[str, Mapping[str, Any], set[Subscription]]] = []
         for ref, obj in resources.items():
             try:
                 key = self._key_func(obj)
@@ -360,8 +361,13 @@ class EventIndex:
             if subs:
                 old = previous.get(ref)
                 if old is None or _resource_version(old) != _resource_version(obj) or old != obj:
-                    for sub in subs:
-                        sub.push(self.source, ref, obj)
+                    missed.append((ref, obj, subs))
+        # a list comes sorted by name, not by time (the first list of a new reflector can
+        # hold several of a starting spawn's events): hand them over oldest first
+        missed.sort(key=lambda item: _time_order((item[0], item[1])))
+        for ref, obj, subs in missed:
+            for sub in subs:
+                sub.push(self.source, ref, obj)
 
     # -- reads ------------------------------------------------------------------------------
 

@@ -533,6 +533,18 @@ def test_relist_wakes_subscribers_only_for_what_the_watch_missed():
     assert sorted(obj["metadata"]["resourceVersion"] for _s, obj in sub.drain()) == ["6", "7"]
 
 
+def test_a_relist_hands_over_what_the_watch_missed_oldest_first():
+    # a list comes sorted by name; the events' names are random: the page reads by time
+    from richprogress.event_index import EventIndex
+
+    index = EventIndex()
+    sub = index.subscribe([("ns", "Pod", "jupyter-x")])
+    pulling = _ev("ns", "Pod", "jupyter-x", "a-pulling", rv="9", first="2026-11-29T22:00:05Z", last="2026-11-29T22:00:05Z")
+    scheduled = _ev("ns", "Pod", "jupyter-x", "z-scheduled", rv="8", first="2026-11-29T22:00:04Z", last="2026-11-29T22:00:04Z")
+    index.replace_all({_ref(pulling): pulling, _ref(scheduled): scheduled})
+    assert [obj["metadata"]["uid"] for _s, obj in sub.drain()] == ["z-scheduled", "a-pulling"]
+
+
 START = "2026-11-29T22:00:10Z"
 
 FILTER_CASES = [
