@@ -47,6 +47,7 @@ from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
+from running_hub import serve
 
 from richprogress.demo.browser import CHROMIUM, CHROMIUM_ARGS
 from richprogress.demo.hub import DemoHub
@@ -128,32 +129,15 @@ RECONNECTABLE_EVENTSOURCE = """
 """
 
 
-def _assert_nothing_left(hub: DemoHub) -> None:
-    left = hub.pids
-    assert not left, f"processes left running after stop: {left}"
-
-
 @pytest.fixture(scope="session")
 def demo_hub() -> Iterator[DemoHub]:
-    hub = DemoHub(speed=SPEED, start_timeout=START_TIMEOUT)
-    hub.start()
-    try:
-        yield hub
-    finally:
-        hub.stop()
-    _assert_nothing_left(hub)
+    yield from serve(DemoHub(speed=SPEED, start_timeout=START_TIMEOUT))
 
 
 @pytest.fixture(scope="session")
 def prefixed_hub() -> Iterator[DemoHub]:
     """A second hub, at base_url ``/jh/`` (started only by the tests that ask for it)."""
-    hub = DemoHub(speed=SPEED, start_timeout=START_TIMEOUT, base_url="/jh/")
-    hub.start()
-    try:
-        yield hub
-    finally:
-        hub.stop()
-    _assert_nothing_left(hub)
+    yield from serve(DemoHub(speed=SPEED, start_timeout=START_TIMEOUT, base_url="/jh/"))
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import expect
+from running_hub import serve
 
 from richprogress.demo.hub import DemoHub
 
@@ -27,13 +28,7 @@ SPEED = 20.0
 @pytest.fixture(scope="module")
 def slow_stop_hub() -> Iterator[DemoHub]:
     extra = f"c.RichKubeSpawner.fail_fast_repeats = 0\nc.RichKubeSpawner.fail_fast_hold = {HOLD}\n"
-    hub = DemoHub(speed=SPEED, start_timeout=40, extra_config=extra)
-    hub.start()
-    try:
-        yield hub
-    finally:
-        hub.stop()
-    assert not hub.pids
+    yield from serve(DemoHub(speed=SPEED, start_timeout=40, extra_config=extra))
 
 
 def test_the_cause_shows_before_the_spawn_ends_then_fail_fast_ends_it(make_hub_page, slow_stop_hub, images_dir):
@@ -142,13 +137,7 @@ FLAKY_SPEED = 2.0  # Pulled -> Created takes 150 ms here: apart on the stream an
 
 @pytest.fixture(scope="module")
 def flaky_hub() -> Iterator[DemoHub]:
-    hub = DemoHub(speed=FLAKY_SPEED)
-    hub.start()
-    try:
-        yield hub
-    finally:
-        hub.stop()
-    assert not hub.pids
+    yield from serve(DemoHub(speed=FLAKY_SPEED))
 
 
 def test_a_retried_pull_that_works_clears_the_red_banner_at_once(make_hub_page, flaky_hub, images_dir):

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import expect
+from running_hub import serve
 
 from richprogress.demo.hub import DemoHub
 
@@ -30,17 +31,11 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def typical_hub() -> Iterator[DemoHub]:
-    hub = DemoHub(speed=SPEED, start_timeout=120, extra_config=(
+    yield from serve(DemoHub(speed=SPEED, start_timeout=120, extra_config=(
         f"c.TypicalTimes.expected = {EXPECTED!r}\n"
         # no fail-fast: the spawn that finds no machine keeps waiting, to be watched
         "c.RichKubeSpawner.fail_fast = False\n"
-    ))
-    hub.start()
-    try:
-        yield hub
-    finally:
-        hub.stop()
-    assert not hub.pids
+    )))
 
 
 def _bar(page) -> int:
@@ -113,13 +108,7 @@ LATE_EXPECTED = {"scale-up": {"total": [20, 60], "scaling": [4, 8]}}
 
 @pytest.fixture(scope="module")
 def late_hub() -> Iterator[DemoHub]:
-    hub = DemoHub(speed=LATE_SPEED, extra_config=f"c.TypicalTimes.expected = {LATE_EXPECTED!r}\n")
-    hub.start()
-    try:
-        yield hub
-    finally:
-        hub.stop()
-    assert not hub.pids
+    yield from serve(DemoHub(speed=LATE_SPEED, extra_config=f"c.TypicalTimes.expected = {LATE_EXPECTED!r}\n"))
 
 
 def test_the_patience_row_and_longer_than_usual_come_together(make_hub_page, late_hub, images_dir):
