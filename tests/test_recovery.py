@@ -186,9 +186,10 @@ class Plain(RichProgressMixin, Spawner):
         return None
 
 
-async def test_the_progress_stream_sends_diagnosis_null_on_the_pulled_event() -> None:
-    """Contract 3 on the stream a page reads: the event that carries the ``Pulled`` record
-    is the one with ``diagnosis: null``."""
+async def flaky_pull_stream() -> tuple[list[dict[str, Any]], SpawnTimeline]:
+    """The demo's flaky-pull through the default rules into a real spawner's timeline, at
+    its real timing on an injected clock: the progress events a page reads (one per record
+    added), and the timeline."""
     user = SimpleNamespace(name="alice", id=1, url="/user/alice/", escaped_name="alice")
     spawner = Plain(user=user, patience_after=0)
     clock = {"now": START}
@@ -208,6 +209,13 @@ async def test_the_progress_stream_sends_diagnosis_null_on_the_pulled_event() ->
             broadcast.notify()
             got.append(await asyncio.wait_for(stream.__anext__(), 5))
     await stream.aclose()
+    return got, timeline
+
+
+async def test_the_progress_stream_sends_diagnosis_null_on_the_pulled_event() -> None:
+    """Contract 3 on the stream a page reads: the event that carries the ``Pulled`` record
+    is the one with ``diagnosis: null``."""
+    got, _timeline = await flaky_pull_stream()
     changes = [(e["record"]["reason"], e["diagnosis"]) for e in got if "diagnosis" in e]
     assert [(reason, d["state"] if d else None) for reason, d in changes] == [
         ("Failed", "hopeless"), ("Pulled", None)

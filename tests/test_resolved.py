@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from test_recovery import flaky_pull_stream
+
 from richprogress.records import EventRecord
 from richprogress.resolved import newly_resolved
 
@@ -57,32 +59,7 @@ async def test_the_pulled_event_carries_the_failed_pulls_it_got_past() -> None:
     event per record as before (nothing re-sent, the clock never runs back); the
     ``Pulled`` event names the failed pull's rows as ``resolved``, and from then on the
     timeline (a reload, the failure page, the JSON) has them ``overcome``."""
-    import asyncio
-    from datetime import timedelta
-    from types import SimpleNamespace
-
-    from test_fail_fast_replay import START, timed_events
-    from test_recovery import Plain
-
-    from richprogress.formatter import EventFormatter
-
-    spawner = Plain(user=SimpleNamespace(name="alice", id=1, url="/user/alice/", escaped_name="alice"), patience_after=0)
-    clock = {"now": START}
-    timeline = spawner._rp_new_timeline()
-    timeline._clock = lambda: clock["now"]  # type: ignore[method-assign]
-    timeline.started_at = START
-    _, broadcast = spawner._rp_current  # type: ignore[misc]
-    formatter = EventFormatter()
-    stream = spawner.progress()
-    got: list[dict[str, Any]] = []
-    for at, event in timed_events("flaky-pull", until=60):
-        clock["now"] = START + timedelta(seconds=at)
-        record = formatter.format_event(event)
-        record["since_spawn"] = at
-        if spawner._rp_add_record(timeline, broadcast, record):
-            broadcast.notify()
-            got.append(await asyncio.wait_for(stream.__anext__(), 5))
-    await stream.aclose()
+    got, timeline = await flaky_pull_stream()
     clocks = [e["record"]["since_spawn"] for e in got]
     assert clocks == sorted(clocks)
     with_resolved = [(e["record"]["reason"], e["resolved"]) for e in got if "resolved" in e]
