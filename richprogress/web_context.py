@@ -23,6 +23,7 @@ from .diagnose import diagnose, fold_records, is_fold, step_durations
 from .display import DISPLAY_LIMIT, display_text, format_count
 from .records import PHASE_LABELS, SEVERITIES
 from .report import format_clock, format_duration, render_report_text
+from .resolved import PROBLEM_SEVERITIES
 from .row_text import breakable_parts, headline_parts, main_pod, shown_pills
 from .timeline import STOPPED_BEFORE_READY, SpawnTimeline, parse_timestamp, utcnow
 from .typical_cache import typical_for_spawner
@@ -172,7 +173,7 @@ def record_row(
         "type": display_text(pills["type"], 200),
         "severity": severity if severity in SEVERITIES else "info",
         # a problem the spawn got past (resolved.py): a quiet row with OVERCOME_PILL
-        "overcome": record.get("overcome") is True and severity in ("warning", "error"),
+        "overcome": record.get("overcome") is True and severity in PROBLEM_SEVERITIES,
         "reason": display_text(record.get("reason") or "", 200),
         "object": display_text(pills["object"], 300),
         "container": display_text(pills["container"], 200),
