@@ -194,9 +194,9 @@ _RECORD_ROWS = """
     const log = document.getElementById("progress-log");
     if (!log) return;
     const rows = [...log.querySelectorAll(".progress-log-event")].map((row) => {
-      const object = row.querySelector(".rp-pill-object");
-      const message = row.querySelector(".rp-message") || row;
-      return [object ? object.textContent : "", message.textContent];
+      const text = (selector) => (row.querySelector(selector) || {}).textContent || "";
+      return {object: text(".rp-pill-object"), message: text(".rp-message") || row.textContent,
+              clock: text(".rp-clock")};
     });
     if (rows.length > seen().length) sessionStorage.setItem("rp-seen", JSON.stringify(rows));
   }).observe(document, {childList: true, subtree: true});
@@ -231,8 +231,9 @@ class HubPage:
         that became ready and redirected before it looked: ``seen_rows()``."""
         self.page.context.add_init_script(_RECORD_ROWS)
 
-    def seen_rows(self) -> list[list[str]]:
-        """The rows ``record_rows`` kept: ``[object pill or "", sentence]`` each."""
+    def seen_rows(self) -> list[dict[str, str]]:
+        """The rows ``record_rows`` kept: ``{"object": pill or "", "message": sentence,
+        "clock": "+m:ss" or ""}`` each."""
         return self.page.evaluate("JSON.parse(sessionStorage.getItem('rp-seen') || '[]')")
 
     def spawn(self, profile: str, image: str | None = None) -> None:

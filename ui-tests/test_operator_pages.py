@@ -23,14 +23,14 @@ def test_operator_rows_show_the_custom_object_before_the_pod(hub_page) -> None:
     hub_page.spawn("operator")
     page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"))
     rows = hub_page.seen_rows()
-    rows = [row for row in rows if row[1] != "Server requested"]
-    objects = [obj for obj, _message in rows]
+    rows = [row for row in rows if row["message"] != "Server requested"]
+    objects = [row["object"] for row in rows]
     pod = f"jupyter-{hub_page.username}"
     # the controller's four rows, then the pod's own (the user's own pod is named once, in
     # the facts, not in a pill on each of its rows: issue 11)
     assert objects[:5] == [f"JupyterServer {pod}"] * 4 + [""], rows
-    assert rows[0][1].startswith(f"The controller is working on JupyterServer {pod}"), rows
-    assert rows[1][1].startswith(f"The controller of JupyterServer {pod} created Pod {pod}"), rows
+    assert rows[0]["message"].startswith(f"The controller is working on JupyterServer {pod}"), rows
+    assert rows[1]["message"].startswith(f"The controller of JupyterServer {pod} created Pod {pod}"), rows
     assert hub_page.dialogs == []
 
 

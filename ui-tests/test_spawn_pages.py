@@ -26,7 +26,7 @@ def test_happy_path_shows_rows_then_redirects_to_the_server(hub_page) -> None:
     hub_page.spawn("happy-path")
     hub_page.page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"))
     # the live timeline showed rows before the hub redirected (slow_spawn_timeout=0)
-    sentences = [message for _object, message in hub_page.seen_rows()]
+    sentences = [row["message"] for row in hub_page.seen_rows()]
     assert "Server requested" in sentences and len(sentences) >= 2, sentences
     assert "/hub/spawn-pending/" not in hub_page.page.url
     assert hub_page.dialogs == []
