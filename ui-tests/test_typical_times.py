@@ -96,8 +96,12 @@ def test_usual_times_step_aside_when_waiting_cannot_fix_it(make_hub_page, typica
 
 def test_without_history_or_expected_times_the_page_reads_as_before(hub_page):
     page = hub_page.page
-    hub_page.spawn("happy-path")
-    expect(page.locator("#rp-step")).not_to_have_text("")
+    # a spawn that ends on its pending page (the happy path can redirect before a look)
+    hub_page.spawn("image-not-found")
+    expect(page.locator("#rp-step")).not_to_have_text("Requesting a server")
+    assert page.locator("#rp-typical, #rp-typical-step, #rp-typical-longer").count() == 0
+    expect(page.locator("#rp-failure")).to_be_visible()
+    assert "/hub/spawn-pending/" in page.url
     assert page.locator("#rp-typical, #rp-typical-step, #rp-typical-longer").count() == 0
 
 
