@@ -266,7 +266,7 @@ function fillRow(row, record, started, floor, ownPod) {
   if (stamp) {
     const time = el("time", "rp-time", stamp.slice(11, 19));
     time.dateTime = stamp;
-    // its title (local time) is set when first hovered: see PendingPage.start
+    // its title (local time) is set when first hovered: see titleTimesOnFirstLook
     when.append(time);
   }
 
@@ -363,14 +363,7 @@ class PendingPage {
     this.contact = new ContactWatch(this);
     this.connect();
     this.wireStop();
-    // A row's local time (the title of its UTC time) is worked out when first hovered or
-    // focused, not for every row of a long replay.
-    const addTitle = (event) => {
-      const time = event.target.closest && event.target.closest("time.rp-time");
-      if (time && !time.title) time.title = `${localTime(time.dateTime)} (your time)`;
-    };
-    this.log.addEventListener("pointerover", addTitle);
-    this.log.addEventListener("focusin", addTitle);
+    titleTimesOnFirstLook(this.log);
     // every row's Details button, through one listener (row-details.js)
     listenForToggles(this.log);
   }
@@ -730,6 +723,22 @@ function xsrfToken() {
   return (window.jhdata && window.jhdata.xsrf_token) || "";
 }
 
+/**
+ * A row's local time (the title of its UTC time) is worked out when the row is first
+ * hovered or focused, not for every row of a long timeline at load.
+ */
+function titleTimesOnFirstLook(log) {
+  const addTitle = (event) => {
+    const time = event.target.closest && event.target.closest("time.rp-time");
+    if (!time || time.dataset.localTitle) return;
+    time.dataset.localTitle = "1";
+    const local = localTime(time.dateTime);
+    if (local) time.title = `${local} (your time)`;
+  };
+  log.addEventListener("pointerover", addTitle);
+  log.addEventListener("focusin", addTitle);
+}
+
 /** The failure page is server-rendered; add local times and the copy button. */
 function setUpFailurePage() {
   for (const time of document.querySelectorAll("time.rp-local")) {
@@ -738,10 +747,8 @@ function setUpFailurePage() {
       time.after(el("span", "rp-localtime", ` (${local} your time)`));
     }
   }
-  for (const time of document.querySelectorAll("time.rp-time")) {
-    const local = localTime(time.dateTime);
-    if (local) time.title = `${local} (your time)`;
-  }
+  const timeline = document.getElementById("rp-timeline");
+  if (timeline) titleTimesOnFirstLook(timeline);
   wireRenderedDetails();
   const ref = document.getElementById("rp-copy-ref");
   if (ref) wireCopy(ref, () => ref.dataset.copy || "");
