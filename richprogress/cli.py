@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from ._version import __version__
 from .diagnose import decisive_record, diagnose, ended_running, time_order
+from .event_order import resource_version_number
 from .records import EventRecord
 from .report import render_timeline_text
 
@@ -250,10 +251,13 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
         for record in records:
             out.write(_json_line(record, ascii_only))
         return 0
+    # kubectl lists events by name, not by time: read them in the order they happened
+    # (within one second, in the API server's order of writes: ``event_order``)
+    write_order = sorted(range(len(events)), key=lambda i: resource_version_number(events[i]))
+    records = [records[i] for i in write_order]
     if args.diagnose:
         out.write(_json_line(dict(diagnose(records)), ascii_only))
         return 0
-    # kubectl lists events by name, not by time: read them in the order they happened.
     ordered = time_order(records, first=True)
     # End with the diagnosis when a warning or error still stands at the end; a spawn whose
     # FailedScheduling was overcome by a scale-up went fine and needs no "What went wrong".

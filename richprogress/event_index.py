@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .coalesce import Coalescer, flush_running, loop_coalescer
+from .event_order import last_seen_order
 
 #: (namespace, kind, name) of the object an event is about, e.g. ("jhub", "Pod", "jupyter-alice")
 ObjectKey = tuple[str, str, str]
@@ -44,11 +45,9 @@ def object_key(event: Mapping[str, Any]) -> ObjectKey:
     return (str(namespace), str(involved.get("kind") or ""), str(involved.get("name") or ""))
 
 
-def _time_order(item: tuple[str, Mapping[str, Any]]) -> str:
-    """Sort key of a snapshot: the time stock KubeSpawner sorts by (a stable sort keeps
-    arrival order among equal or missing times)."""
-    obj = item[1]
-    return str(obj.get("lastTimestamp") or obj.get("eventTime") or "")
+def _time_order(item: tuple[str, Mapping[str, Any]]) -> tuple[str, int]:
+    """Sort key of a snapshot's ``(ref, event)`` pairs: oldest first (``event_order``)."""
+    return last_seen_order(item[1])
 
 
 def _resource_version(obj: Mapping[str, Any]) -> Any:

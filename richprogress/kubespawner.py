@@ -38,6 +38,7 @@ from traitlets import Bool, Callable, Float, List, TraitError, Union, validate
 
 from .broadcast import TimelineBroadcast
 from .event_index import POD, PVC, EventIndex, ObjectKey, Subscription
+from .event_order import last_seen_order
 from .followed import (
     FOLLOWED,
     FollowedEventFilter,
@@ -224,7 +225,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         if reflector is None or not isinstance(getattr(reflector, "index", None), EventIndex):
             return list(super().events)
         mine = reflector.index.objects_for((self.namespace, POD, self.pod_name))
-        mine.sort(key=lambda event: event.get("lastTimestamp") or event.get("eventTime") or "")
+        mine.sort(key=last_seen_order)
         events: list[Any] = []
         for event in mine:
             if self._last_event and event["metadata"]["uid"] == self._last_event:

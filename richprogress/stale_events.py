@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .event_index import POD, PVC
+from .event_order import first_seen_order
 from .timeline import parse_timestamp
 
 
@@ -165,7 +166,8 @@ class StaleEventFilter:
                 del self._held[ref]
                 if verdict == "show":
                     shown.append(event)
-        shown.sort(key=lambda e: (_first_time(e) or self.threshold))
+        # (by the second, then write order: a kubelet's whole "04Z" may follow a "04.84")
+        shown.sort(key=lambda e: first_seen_order(_first_time(e) or self.threshold, e))
         return shown
 
     def next_release(self) -> float | None:

@@ -221,6 +221,32 @@ def test_timeline_is_sorted_and_ends_with_the_diagnosis() -> None:
     assert "\x1b[" not in result.stdout  # NO_COLOR and not a terminal
 
 
+def test_events_of_one_second_read_in_the_order_they_were_written() -> None:
+    # kubectl lists by name (random for events); the kubelet stamps whole seconds, so
+    # within one second only the API server's write order (resourceVersion) tells
+    def event(name: str, version: str, reason: str, message: str) -> dict[str, Any]:
+        return {
+            "metadata": {"name": f"jupyter-x.{name}", "namespace": "ns", "uid": name, "resourceVersion": version},
+            "involvedObject": {"kind": "Pod", "namespace": "ns", "name": "jupyter-x"},
+            "reason": reason, "message": message, "type": "Normal", "source": {"component": "kubelet"},
+            "firstTimestamp": "2026-11-29T22:00:11Z", "lastTimestamp": "2026-11-29T22:00:11Z", "count": 1,
+        }
+
+    listed = [  # by name, as kubectl gives them
+        event("a", "12", "Started", "Started container notebook"),
+        event("b", "11", "Created", "Created container notebook"),
+        event("c", "10", "Pulled", 'Successfully pulled image "quay.io/jupyter/base-notebook:latest"'),
+        event("d", "9", "Pulling", 'Pulling image "quay.io/jupyter/base-notebook:latest"'),
+    ]
+    result = explain(stdin=json.dumps({"kind": "List", "items": listed}).encode())
+    assert result.returncode == 0, result.stderr
+    reasons = [line.split()[2] for line in result.stdout.splitlines() if line.strip()]
+    assert reasons == ["Pulling", "Pulled", "Created", "Started"], result.stdout
+    # --json keeps the input's order, one record per event as given
+    assert [r["reason"] for r in json_lines(explain("--json", stdin=json.dumps(listed).encode()).stdout)] == [
+        "Started", "Created", "Pulled", "Pulling"]
+
+
 @needs_peer
 def test_timeline_of_a_spawn_that_recovered_has_no_diagnosis() -> None:
     result = explain(PEER / "aws-pod-requires-scale-up.events.json")

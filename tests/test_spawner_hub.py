@@ -104,7 +104,8 @@ async def test_happy_path_stream_through_the_hub(hub):
     records = records_of(events)
     assert events[0]["message"] == "Server requested"  # the hub's own first event
     assert events[-1].get("ready") is True
-    assert [r["reason"] for r in records] == ["Scheduled", "Pulling", "Pulled", "Created", "Started"]
+    stamps = [(r["reason"], r["timestamp"], r["first_timestamp"]) for r in records]
+    assert [r["reason"] for r in records] == ["Scheduled", "Pulling", "Pulled", "Created", "Started"], stamps
     assert {r["object"]["name"] for r in records} == {"jupyter-hana"}
     assert timeline(hub, "hana")["outcome"] == "ready"
     hub.api("DELETE", "users/hana/server")
