@@ -15,12 +15,18 @@ Two things of this machine (and CI) are adapted, nothing of the tests themselves
   downloaded here; it gets Debian's Chromium instead (as ui-tests/conftest.py uses).
 - Run as root (CI containers), a real single-user server refuses to start without
   ``allow_root``; the spawned servers get a config folder that allows it.
+- Started as a background job of a script (``scripts/dev test &``, a runner without job
+  control), the suites inherit SIGINT ignored, and so do the servers they spawn. JupyterHub
+  stops a local server with SIGINT first, so each stop waited out its 10 s interrupt
+  timeout, and the suites' spawn-and-stop tests failed (5 failed, 6 errors, 32 minutes).
+  SIGINT is given back its default before any server is spawned.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -109,6 +115,9 @@ JUPYTERHUB_MARKERS = ("browser", "db", "group", "role", "services", "slow", "ssl
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # a handler (unlike "ignored") is not inherited: spawned servers get the default
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     for marker in JUPYTERHUB_MARKERS:
         config.addinivalue_line("markers", f"{marker}: a JupyterHub test marker")
     _wrap_mock_hub()
