@@ -9,7 +9,7 @@ runs them with this plugin::
     python3 -m pytest -p jupyterhub_suites_plugin --pyargs \\
         jupyterhub.tests.test_pages jupyterhub.tests.browser.test_browser
 
-Two things of this machine (and CI) are adapted, nothing of the tests themselves:
+Three things of this machine (and CI) are adapted, nothing of the tests themselves:
 
 - JupyterHub's browser fixture launches Playwright's own Firefox, which cannot be
   downloaded here; it gets Debian's Chromium instead (as ui-tests/conftest.py uses).
