@@ -45,11 +45,6 @@ def object_key(event: Mapping[str, Any]) -> ObjectKey:
     return (str(namespace), str(involved.get("kind") or ""), str(involved.get("name") or ""))
 
 
-def _time_order(item: tuple[str, Mapping[str, Any]]) -> tuple[str, int]:
-    """Sort key of a snapshot's ``(ref, event)`` pairs: oldest first (``event_order``)."""
-    return last_seen_order(item[1])
-
-
 def _resource_version(obj: Mapping[str, Any]) -> Any:
     return (obj.get("metadata") or {}).get("resourceVersion")
 
@@ -363,7 +358,7 @@ class EventIndex:
                     missed.append((ref, obj, subs))
         # a list comes sorted by name, not by time (the first list of a new reflector can
         # hold several of a starting spawn's events): hand them over oldest first
-        missed.sort(key=lambda item: _time_order((item[0], item[1])))
+        missed.sort(key=lambda item: last_seen_order(item[1]))
         for ref, obj, subs in missed:
             for sub in subs:
                 sub.push(self.source, ref, obj)
@@ -389,7 +384,7 @@ class EventIndex:
             sub.keys.update(keys)
         for key in keys:
             self._subs.setdefault(key, set()).add(sub)
-            known = sorted(self._by_key.get(key, {}).items(), key=_time_order)
+            known = sorted(self._by_key.get(key, {}).items(), key=lambda item: last_seen_order(item[1]))
             for ref, obj in known:
                 sub.push(self.source, ref, obj)
         return sub
