@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).absolute().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from richprogress.formatter import EventFormatter  # noqa: E402
+from richprogress.wording.formatter import EventFormatter  # noqa: E402
 
 PEER = ROOT / "tests" / "data" / "kubespawner-pr910"
 GOAL_US = 2.0

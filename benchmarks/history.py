@@ -52,15 +52,15 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader  # 
 from jupyterhub.app import DATA_FILES_PATH  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 
-from richprogress.formatter import EventFormatter  # noqa: E402
 from richprogress.history import SpawnHistory, history_for  # noqa: E402
 from richprogress.history.schema import spawns_table  # noqa: E402
 from richprogress.history.store import build_row, snapshot, timeline_of  # noqa: E402
-from richprogress.history_pages import failures_page_data  # noqa: E402
 from richprogress.hub_setup import template_path  # noqa: E402
-from richprogress.spawn_events import SpawnEnd  # noqa: E402
-from richprogress.timeline import SpawnTimeline  # noqa: E402
-from richprogress.web_context import failure_view, template_helpers  # noqa: E402
+from richprogress.model.timeline import SpawnTimeline  # noqa: E402
+from richprogress.stream.spawn_end import SpawnEnd  # noqa: E402
+from richprogress.web.context import failure_view, template_helpers  # noqa: E402
+from richprogress.web.history_pages import failures_page_data  # noqa: E402
+from richprogress.wording.formatter import EventFormatter  # noqa: E402
 
 PEER = ROOT / "tests" / "data" / "kubespawner-pr910"
 T0 = datetime.now(timezone.utc) - timedelta(days=6)
@@ -246,10 +246,10 @@ def measure_reads(store: SpawnHistory, config: Config, total: int, samples: int)
 def measure_typical(store: SpawnHistory, config: Config, samples: int) -> None:
     """Issue 12: the typical-time loader at hub start (the store's one query + the cache's
     first computation), a page view afterwards, and the admin page's day/week words."""
-    from richprogress.start_stats import start_stats
-    from richprogress.timeline import utcnow
-    from richprogress.typical_cache import TypicalCache, TypicalTimes
-    from richprogress.web_context import typical_page_view
+    from richprogress.model.timeline import utcnow
+    from richprogress.typical.cache import TypicalCache, TypicalTimes
+    from richprogress.typical.start_stats import start_stats
+    from richprogress.web.context import typical_page_view
 
     settings = TypicalTimes(config=config)
     loads, rows = [], 0
@@ -268,7 +268,7 @@ def measure_typical(store: SpawnHistory, config: Config, samples: int) -> None:
     best = min(loads)
     print(f"  typical times at hub start: the store's query {best[0] * 1000:.0f} ms ({rows} rows: the "
           f"500 newest of each profile), load + first page's numbers {best[1] * 1000:.0f} ms")
-    import richprogress.typical_cache as tc
+    import richprogress.typical.cache as tc
 
     tc._default_cache = cache
     cache.settings = settings

@@ -25,10 +25,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from richprogress import diagnose as current  # noqa: E402
-from richprogress.patience import PatiencePlan  # noqa: E402
-from richprogress.timeline import SpawnTimeline  # noqa: E402
-from richprogress.typical import Typical  # noqa: E402
+from richprogress.model.timeline import SpawnTimeline  # noqa: E402
+from richprogress.story import diagnosis as current  # noqa: E402
+from richprogress.stream.patience import PatiencePlan  # noqa: E402
+from richprogress.typical.statistics import Typical  # noqa: E402
 
 IMAGE = "quay.io/jupyter/course:2026-11"
 

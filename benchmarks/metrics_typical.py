@@ -43,10 +43,10 @@ from richprogress.metrics import (  # noqa: E402
     default_metrics,
     observe_spawn_end,
 )
-from richprogress.records import PHASE_NAMES  # noqa: E402
-from richprogress.timeline import SpawnTimeline  # noqa: E402
-from richprogress.typical import SpawnSummary, typical_by_profile, typical_durations  # noqa: E402
-from richprogress.typical_cache import TypicalCache  # noqa: E402
+from richprogress.model.records import PHASE_NAMES  # noqa: E402
+from richprogress.model.timeline import SpawnTimeline  # noqa: E402
+from richprogress.typical.cache import TypicalCache  # noqa: E402
+from richprogress.typical.statistics import SpawnSummary, typical_by_profile, typical_durations  # noqa: E402
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 

@@ -198,7 +198,7 @@ class Result:
 def _classes() -> tuple[type, type]:
     from kubespawner import KubeSpawner
 
-    from richprogress.kubespawner import RichKubeSpawner
+    from richprogress.kube.spawner import RichKubeSpawner
 
     class StockBench(KubeSpawner):
         reflectors: dict[Any, Any] = {}
@@ -277,7 +277,7 @@ async def run_one(
     thread CPU (``benchmarks/lone_event.py``)."""
     from kubespawner.spawner import EventReflector
 
-    from richprogress.kubespawner import IndexedEventReflector, IndexedPodReflector
+    from richprogress.kube.spawner import IndexedEventReflector, IndexedPodReflector
 
     stock_cls, rich_cls = _classes()
     rich = impl == "rich"
@@ -301,7 +301,7 @@ async def run_one(
 
     background = background_events(n_events)
     if rich:
-        from richprogress.followed import FollowedEventReflector, RelatedPodEventReflector
+        from richprogress.kube.followed import FollowedEventReflector, RelatedPodEventReflector
 
         events_class = RelatedPodEventReflector if FOLLOWED_KINDS else IndexedEventReflector
         events = make(events_class, fields={"involvedObject.kind": "Pod"})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._version import __version__
+from richprogress._version import __version__
 
 __all__ = [
     "__version__",
@@ -20,9 +20,9 @@ __all__ = [
 ]
 
 _LAZY = {
-    "EventFormatter": "richprogress.formatter",
-    "RichProgressMixin": "richprogress.spawner",
-    "RichKubeSpawner": "richprogress.kubespawner",
+    "EventFormatter": "richprogress.wording.formatter",
+    "RichProgressMixin": "richprogress.stream.mixin",
+    "RichKubeSpawner": "richprogress.kube.spawner",
     "setup": "richprogress.hub_setup",
 }
 

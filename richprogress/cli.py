@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._version import __version__
-from .diagnose import decisive_record, diagnose, ended_running, time_order
-from .event_order import resource_version_number
-from .records import EventRecord
-from .report import render_timeline_text
+from richprogress._version import __version__
+from richprogress.model.event_order import resource_version_number
+from richprogress.model.records import EventRecord
+from richprogress.story.diagnosis import decisive_record, diagnose, ended_running, time_order
+from richprogress.story.report import render_timeline_text
 
 PROG = "richprogress"
 
@@ -193,8 +193,8 @@ def _make_formatter(rules: Any) -> Any:
     # Imported here so `richprogress --version` and `--help` stay instant.
     from traitlets import TraitError
 
-    from .formatter import EventFormatter
-    from .rules import RuleError, load_rules
+    from richprogress.wording.formatter import EventFormatter
+    from richprogress.wording.rules import RuleError, load_rules
 
     if rules is None:
         return EventFormatter()

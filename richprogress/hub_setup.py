@@ -6,7 +6,7 @@ One call does four things, and each piece is exported for people who wire by han
   ``spawn_pending.html`` and ``not_running.html`` extend the stock ones), and
   ``notice_template_path()`` last (our ``home.html`` and ``spawn.html``, which a hub's
   own versions override);
-- appends ``richprogress.handlers.default_handlers`` to ``c.JupyterHub.extra_handlers``;
+- appends ``richprogress.web.handlers.default_handlers`` to ``c.JupyterHub.extra_handlers``;
 - adds the ``richprogress`` template variable (``web_context.template_helpers``) to
   ``c.JupyterHub.template_vars``;
 - subscribes the spawn history to spawn endings (``richprogress.history.enable()``).
@@ -33,9 +33,12 @@ from typing import Any
 
 from traitlets.config import Config, LazyConfigValue
 
-from . import history, paths, spawn_events
-from .handlers import default_handlers
-from .web_context import template_helpers
+from richprogress import history
+from richprogress.stream import spawn_end
+from richprogress.typical import cache as typical_cache
+from richprogress.web import paths
+from richprogress.web.context import template_helpers
+from richprogress.web.handlers import default_handlers
 
 #: the template variable our templates read
 TEMPLATE_VAR = "richprogress"
@@ -106,13 +109,13 @@ def setup(c: Config) -> None:
     # keep every finished spawn in the spawn history (c.SpawnHistory)
     history.enable()
 
-    # issue 12: register richprogress_* metrics at hub start (not at the first spawn's end),
-    # so /hub/metrics lists them and counters start at 0; then count each spawn that ends
+    # register the richprogress_* metrics at hub start (not at the first spawn's end), so
+    # /hub/metrics lists them and counters start at 0; then count each spawn that ends
     try:
-        from .metrics import default_metrics
+        from richprogress import metrics
     except ImportError:  # prometheus_client comes with JupyterHub; the CLI alone lacks it
         return
-    default_metrics()
-    from .spawn_ended import on_spawn_end
-
-    spawn_events.subscribe(on_spawn_end)
+    metrics.default_metrics()
+    history.count_errors_with(metrics.count_store_error)
+    spawn_end.subscribe(metrics.on_spawn_end)
+    spawn_end.subscribe(typical_cache.on_spawn_end)

@@ -27,13 +27,17 @@ from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 
-from .causes import TIMEOUT, UNKNOWN, failure_cause
-from .diagnose import Diagnosis, diagnose
-from .records import PHASE_NAMES
-from .timeline import SpawnTimeline
-from .typical import step_seconds
+from richprogress.model.records import PHASE_NAMES
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.story.causes import TIMEOUT, UNKNOWN, failure_cause
+from richprogress.story.diagnosis import Diagnosis, diagnose
+from richprogress.typical.cache import profile_slug_of
+from richprogress.typical.statistics import step_seconds
 
 log = logging.getLogger(__name__)
+
+#: the timelines already counted: each spawn's end is counted once
+_counted: weakref.WeakSet[SpawnTimeline] = weakref.WeakSet()
 
 OTHER = "other"
 #: The profile label of a spawn without a profile (no ``profile_list``).
@@ -198,7 +202,7 @@ class SpawnMetrics:
 def _expected_failures() -> list[tuple[str, str]]:
     """(cause, step) of the failures worth a zero series: each default rule that says a
     warning or an error, in its step; ``timeout`` and ``unknown`` in every step."""
-    from .formatter import default_rules
+    from richprogress.wording.formatter import default_rules
 
     pairs = [
         (rule.id, rule.phase)
@@ -210,7 +214,7 @@ def _expected_failures() -> list[tuple[str, str]]:
 
 
 def _default_rule_ids() -> set[str]:
-    from .formatter import default_rules
+    from richprogress.wording.formatter import default_rules
 
     return {rule.id for rule in default_rules()}
 
@@ -268,3 +272,34 @@ def count_store_error(operation: str = "write", metrics: SpawnMetrics | None = N
         target.store_errors.labels(operation=target.operation(operation)).inc()
     except Exception:
         log.exception("richprogress: could not count a store error")
+
+
+def on_spawn_end(end: Any) -> None:
+    """Count a finished spawn: the listener ``setup(c)`` subscribes to the spawn's end.
+
+    ``end`` carries ``spawner``, ``timeline`` and ``outcome`` (``ready``, ``failed`` or
+    ``stopped``, which overrides the timeline's: a spawn stopped before it was ready is
+    "failed" on its timeline). A second call for the same timeline does nothing. Never
+    raises: a spawn must not fail because its metrics could not be written.
+    """
+    try:
+        spawner, timeline = end.spawner, end.timeline
+        outcome = getattr(end, "outcome", None)
+        if timeline in _counted or timeline.outcome == "pending":
+            return
+        _counted.add(timeline)
+        diagnosis: Diagnosis | None = None
+        if timeline.outcome == "failed" and outcome != "stopped":
+            diagnosis = diagnose(timeline.records(), timeline.failure_message)
+        formatter = getattr(spawner, "event_formatter", None)
+        if formatter is not None:
+            register_rule_ids(rule.id for rule in formatter.ruleset.rules)
+        observe_spawn_end(
+            timeline,
+            profile_slug=profile_slug_of(spawner),
+            diagnosis=diagnosis,
+            stopped_early=bool(getattr(timeline, "stopped_early", False)),
+            outcome=outcome,
+        )
+    except Exception:
+        log.exception("richprogress: could not record the end of a spawn")

@@ -1,7 +1,7 @@
 """Fixtures shared by every test in ``tests/``.
 
 ``_isolated_spawn_listeners`` (autouse)
-    Each test starts with no "spawn ended" listeners (``richprogress.spawn_events``).
+    Each test starts with no "spawn ended" listeners (``richprogress.stream.spawn_end``).
     ``richprogress.setup(c)`` subscribes the spawn history, which keeps finished spawns in
     a SQLite file in the working directory: without this, a test that calls ``setup`` would
     make every later in-process spawn write into the checkout.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from richprogress import spawn_events
+from richprogress.stream import spawn_end as spawn_events
 
 
 @pytest.fixture(autouse=True)

@@ -26,7 +26,7 @@ from jupyterhub.tests.browser.test_browser import open_spawn_pending
 from jupyterhub.tests.mocking import SlowSpawner
 from playwright.async_api import expect
 
-from richprogress.spawner import RichProgressMixin
+from richprogress.stream.mixin import RichProgressMixin
 
 
 class RichSlowSpawner(RichProgressMixin, SlowSpawner):

@@ -1,10 +1,10 @@
-"""The cause of a failed spawn as a countable word (richprogress.causes), as a table."""
+"""The cause of a failed spawn as a countable word (richprogress.story.causes), as a table."""
 
 from __future__ import annotations
 
 import pytest
 
-from richprogress.causes import TIMEOUT, UNKNOWN, failure_cause
+from richprogress.story.causes import TIMEOUT, UNKNOWN, failure_cause
 
 RECORDS = [
     {"id": "a", "rule": "image-pulling"},

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from richprogress.default_rules import human_duration, human_size, memory_words
-from richprogress.formatter import EventFormatter
-from richprogress.operator_rules import OPERATOR_RULES
-from richprogress.records import PHASE_NAMES, SEVERITIES
-from richprogress.scheduling import summarize_scheduling
+from richprogress.model.records import PHASE_NAMES, SEVERITIES
+from richprogress.wording.default_rules import human_duration, human_size, memory_words
+from richprogress.wording.formatter import EventFormatter
+from richprogress.wording.operator_rules import OPERATOR_RULES
+from richprogress.wording.scheduling import summarize_scheduling
 
 KUBELET = "kubelet"
 NOTEBOOK = "spec.containers{notebook}"

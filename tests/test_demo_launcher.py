@@ -125,8 +125,8 @@ def test_parse_args_defaults() -> None:
 
 
 def test_example_config_for_a_real_cluster_loads_and_its_rules_validate() -> None:
-    from richprogress.formatter import EventFormatter
-    from richprogress.paths import template_dir
+    from richprogress.web.paths import template_dir
+    from richprogress.wording.formatter import EventFormatter
 
     example = CONFIG_FILE.parents[2] / "examples" / "jupyterhub_config.py"
     config = PyFileConfigLoader(example.name, path=str(example.parent)).load_config()

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from richprogress.diagnose import (
+from richprogress.model.records import PHASE_NAMES
+from richprogress.story.diagnosis import (
     HINT_CRASH,
     HINT_IMAGE_NAME,
     HINT_MEMORY,
@@ -30,8 +31,7 @@ from richprogress.diagnose import (
     step_durations,
     time_order,
 )
-from richprogress.records import PHASE_NAMES
-from richprogress.report import render_timeline_text
+from richprogress.story.report import render_timeline_text
 
 
 def rec(
@@ -925,7 +925,7 @@ SCENARIO_EVENTS = {
 def test_diagnose_with_default_rules(
     scenario: str, failure: str, summary_has: str, phase: str, record_id: str | None
 ) -> None:
-    from richprogress.formatter import EventFormatter
+    from richprogress.wording.formatter import EventFormatter
 
     formatter = EventFormatter()
     records = [formatter.format_event(e) for e in SCENARIO_EVENTS[scenario]]

@@ -17,12 +17,12 @@ import pytest
 from node_module import node_json
 from test_pages import failure_page, image_not_found, timeline
 
-from richprogress.admin_facts import spawn_facts
 from richprogress.cli import main
-from richprogress.display import display_line, display_text, format_count
-from richprogress.formatter import EventFormatter
-from richprogress.normalize import MAX_COUNT
-from richprogress.report import render_report_text
+from richprogress.model.display import display_line, display_text, format_count
+from richprogress.story.report import render_report_text
+from richprogress.stream.spawn_facts import spawn_facts
+from richprogress.wording.fields import MAX_COUNT
+from richprogress.wording.formatter import EventFormatter
 
 REPO = Path(__file__).resolve().parents[1]
 ROW_DETAILS = REPO / "static" / "row-details.js"

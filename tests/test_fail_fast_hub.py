@@ -16,7 +16,7 @@ import pytest
 from test_spawner_hub import create_user, read_all, records_of, timeline
 
 from richprogress.demo.hub import DemoHub
-from richprogress.live_diagnosis import STOPPED_EARLY_ID
+from richprogress.stream.live_diagnosis import STOPPED_EARLY_ID
 
 SPEED = 100.0
 START_TIMEOUT = 30.0

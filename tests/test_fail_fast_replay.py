@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from richprogress.demo.cluster.scenarios import builtin_scenarios, expand
-from richprogress.formatter import EventFormatter
-from richprogress.hopeless import FailFastPolicy
-from richprogress.live_diagnosis import LiveDiagnoser
-from richprogress.timeline import SpawnTimeline, isoformat_z
+from richprogress.model.timeline import SpawnTimeline, isoformat_z
+from richprogress.story.fail_fast import FailFastPolicy
+from richprogress.stream.live_diagnosis import LiveDiagnoser
+from richprogress.wording.formatter import EventFormatter
 
 START = datetime(2026, 11, 30, 9, 0, 0, tzinfo=timezone.utc)
 VALUES = {

@@ -11,7 +11,7 @@ from typing import Any
 
 from test_kubespawner import check_stream, make_spawner, rich_cluster, spawn
 
-from richprogress.live_diagnosis import STOPPED_EARLY_ID, StoppedEarly
+from richprogress.stream.live_diagnosis import STOPPED_EARLY_ID, StoppedEarly
 
 
 def live_states(events: list[dict[str, Any]]) -> list[str | None]:

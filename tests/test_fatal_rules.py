@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from richprogress.default_rules import DEFAULT_RULES, FATAL_RULES
-from richprogress.formatter import EventFormatter
-from richprogress.rules import RuleError, load_rules
+from richprogress.wording.default_rules import DEFAULT_RULES, FATAL_RULES
+from richprogress.wording.formatter import EventFormatter
+from richprogress.wording.rules import RuleError, load_rules
 
 NOTEBOOK = "spec.containers{notebook}"
 IMAGE = "quay.io/jupyter/no-such-notebook:2026-11"

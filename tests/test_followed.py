@@ -26,10 +26,10 @@ from traitlets import TraitError
 
 from richprogress.demo.cluster.custom import API_VERSION, GROUP, KIND, PLURAL, VERSION
 from richprogress.demo.cluster.events import build_event
-from richprogress.diagnose import diagnose
-from richprogress.event_index import Subscription
-from richprogress.followed import FOLLOWED, RelatedEventIndex, check_spec, related_key
-from richprogress.formatter import EventFormatter
+from richprogress.kube.followed import FOLLOWED, RelatedEventIndex, check_spec, related_key
+from richprogress.story.diagnosis import diagnose
+from richprogress.stream.inbox import Subscription
+from richprogress.wording.formatter import EventFormatter
 
 FOLLOW = [{"kind": KIND, "api_version": API_VERSION, "name": "{pod_name}"}]
 
@@ -182,7 +182,7 @@ async def test_a_callable_names_the_followed_objects(tmp_path):
     ids=["not-a-dict", "no-kind", "bad-kind", "typo", "bad-template", "empty-version"],
 )
 def test_bad_followed_objects_fail_at_start_naming_the_option(spec, problem):
-    from richprogress.kubespawner import RichKubeSpawner
+    from richprogress.kube.spawner import RichKubeSpawner
 
     with pytest.raises(TraitError) as raised:
         RichKubeSpawner(_mock=True, followed_objects=[{"kind": "Fine"}, spec])
@@ -204,7 +204,7 @@ def _followed_event(ref: str, api_version: str, last: str | None, count: int = 1
 def test_followed_event_filter_by_version_baseline_and_time():
     from datetime import datetime, timezone
 
-    from richprogress.followed import FollowedEventFilter, FollowedObject
+    from richprogress.kube.followed import FollowedEventFilter, FollowedObject
 
     follow = FollowedEventFilter(datetime(2026, 11, 30, 12, 0, 0, tzinfo=timezone.utc), skew=5)
     follow.follow([FollowedObject(KIND, "jupyter-a", "ns", API_VERSION)])
@@ -283,7 +283,7 @@ def test_operator_rules(kind, reason, type_, message, rule, sentence):
 
 
 def test_every_operator_rule_has_a_case_and_problems_a_hint():
-    from richprogress.operator_rules import OPERATOR_RULES
+    from richprogress.wording.operator_rules import OPERATOR_RULES
 
     assert {rule["id"] for rule in OPERATOR_RULES} == {case[4] for case in RULE_CASES} - {None}
     for rule in OPERATOR_RULES:

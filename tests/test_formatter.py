@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from traitlets import TraitError
 
-from richprogress.formatter import EventFormatter
-from richprogress.normalize import normalize_event
-from richprogress.records import EventRecord
+from richprogress.model.records import EventRecord
+from richprogress.wording.fields import normalize_event
+from richprogress.wording.formatter import EventFormatter
 
 DATA = Path(__file__).parent / "data"
 RECORD_KEYS = {"id", "timestamp", "first_timestamp", "type", "severity", "reason", "object", "component", "count",
@@ -138,7 +138,7 @@ def test_markup_stays_plain_text_and_none_is_added(event: dict) -> None:
 
 
 def test_default_rules_never_write_markup() -> None:
-    from richprogress.default_rules import DEFAULT_RULES
+    from richprogress.wording.default_rules import DEFAULT_RULES
 
     for rule in DEFAULT_RULES:
         for key in ("template", "hint"):
@@ -367,7 +367,7 @@ def test_rules_matching_the_pod_name_see_each_name() -> None:
 
 
 def test_record_cache_is_bounded() -> None:
-    from richprogress.formatter import _RECORDS_LIMIT
+    from richprogress.wording.formatter import _RECORDS_LIMIT
 
     formatter = EventFormatter()
     for i in range(_RECORDS_LIMIT + 10):
@@ -403,8 +403,8 @@ ODD_HOOK_RESULTS = [
 def test_hook_odd_values_keep_the_default_and_the_failure_page_renders(
     odd: dict[str, Any], key: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from richprogress.timeline import SpawnTimeline
-    from richprogress.web_context import failure_view, timeline_payload
+    from richprogress.model.timeline import SpawnTimeline
+    from richprogress.web.context import failure_view, timeline_payload
 
     default = EventFormatter().format_event(PULL_FAILED)
     with caplog.at_level(logging.WARNING):

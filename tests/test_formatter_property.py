@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from richprogress.formatter import EventFormatter
-from richprogress.normalize import normalize_event
-from richprogress.records import PHASE_NAMES, SEVERITIES
+from richprogress.model.records import PHASE_NAMES, SEVERITIES
+from richprogress.wording.fields import normalize_event
+from richprogress.wording.formatter import EventFormatter
 
 PEER_RULES = Path(__file__).resolve().parent / "data" / "kubespawner-pr910" / "default-rules.json"
 

@@ -40,7 +40,7 @@ SPAWNER_CODE = textwrap.dedent(
     from jupyterhub.spawner import Spawner
 
     import richprogress
-    from richprogress.timeline import SpawnTimeline
+    from richprogress.model.timeline import SpawnTimeline
 
     HOSTILE = {hostile!r}
 
@@ -240,7 +240,7 @@ def test_bad_format_is_400(failed_spawns: Hub) -> None:
 
 
 def test_static_file_served_under_base_url_with_version(running_hub: Hub) -> None:
-    from richprogress.handlers import static_url
+    from richprogress.web.handlers import static_url
 
     url = static_url(BASE_URL + "hub/", "richprogress.js")
     assert url.startswith("/prefix/hub/richprogress/static/richprogress.js?v=")
@@ -313,7 +313,7 @@ def test_hub_log_mentions_the_extra_handlers_deprecation_once(failed_spawns: Hub
 
 
 def test_timeline_routes_are_the_documented_ones() -> None:
-    from richprogress import handlers
+    from richprogress.web import handlers
 
     routes = [route[0] for route in handlers.default_handlers]
     for route in routes:

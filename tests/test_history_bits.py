@@ -7,10 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from richprogress import spawn_events
-from richprogress.ago import time_ago
 from richprogress.demo.__main__ import parse_args
-from richprogress.timeline import SpawnTimeline
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.model.times import time_ago
+from richprogress.stream import spawn_end as spawn_events
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=timezone.utc)
 

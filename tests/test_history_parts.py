@@ -182,9 +182,11 @@ def store_errors(operation: str) -> float:
     """``richprogress_store_errors_total{operation}`` as the hub's /hub/metrics serves it."""
     from prometheus_client import REGISTRY
 
-    from richprogress.metrics import default_metrics
+    from richprogress.history import count_errors_with
+    from richprogress.metrics import count_store_error, default_metrics
 
     default_metrics()  # registered at hub start by setup(c); here by the first test asking
+    count_errors_with(count_store_error)  # as setup(c) wires the store to the metrics
     return REGISTRY.get_sample_value("richprogress_store_errors_total", {"operation": operation}) or 0.0
 
 

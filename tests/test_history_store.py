@@ -22,12 +22,12 @@ import pytest
 import sqlalchemy as sa
 from pg_fixtures import postgres_server
 
-from richprogress import spawn_events
-from richprogress.diagnose import diagnose
-from richprogress.formatter import EventFormatter
 from richprogress.history import SpawnHistory, spawn_facts, timeline_of
 from richprogress.history.schema import SCHEMA_VERSION
-from richprogress.timeline import SpawnTimeline
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.story.diagnosis import diagnose
+from richprogress.stream import spawn_end as spawn_events
+from richprogress.wording.formatter import EventFormatter
 
 DATA = Path(__file__).parent / "data"
 T0 = datetime(2026, 11, 29, 9, 0, 0, tzinfo=timezone.utc)

@@ -1,4 +1,4 @@
-"""The live diagnosis and the fail-fast verdict (richprogress.hopeless), as a pure function.
+"""The live diagnosis and the fail-fast verdict (richprogress.story.fail_fast), as a pure function.
 
 Records are built by hand (contract 1's shape) and time is passed in, so every case reads
 as "these records, at this second, with this policy: the page says X, stop or not".
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from richprogress.diagnose import diagnose
-from richprogress.hopeless import FailFastPolicy, assess
+from richprogress.story.diagnosis import diagnose
+from richprogress.story.fail_fast import FailFastPolicy, assess
 
 
 def rec(id: str, reason: str, at: int, *, severity: str = "info", phase: str | None = None,

@@ -27,7 +27,7 @@ import pytest
 from cluster_fixtures import fake_user, running_cluster
 
 from richprogress.demo.cluster import SCENARIO_ANNOTATION
-from richprogress.records import PHASE_NAMES
+from richprogress.model.records import PHASE_NAMES
 
 CONTRACT_KEYS = {
     "id", "timestamp", "first_timestamp", "type", "severity", "reason", "object",
@@ -45,14 +45,14 @@ async def rich_cluster(tmp_path: Path, speed: float = 50.0) -> AsyncIterator[Any
         try:
             yield cluster
         finally:
-            from richprogress.kubespawner import RichKubeSpawner
+            from richprogress.kube.spawner import RichKubeSpawner
 
             await RichKubeSpawner._stop_all_reflectors()
             kube_config.KUBE_CONFIG_DEFAULT_LOCATION = previous
 
 
 def make_spawner(cluster: Any, user: str, scenario: str | None = "happy-path", **traits: Any) -> Any:
-    from richprogress.kubespawner import RichKubeSpawner
+    from richprogress.kube.spawner import RichKubeSpawner
 
     traits.setdefault("start_timeout", 10)
     traits.setdefault("patience_after", 0)
@@ -177,7 +177,7 @@ async def test_out_of_memory_is_said_from_the_pod_status(tmp_path):
     The page must say "ran out of memory" (not only "keeps crashing"), with the limit, once
     per container: each new kill updates the same record with a bigger count.
     """
-    from richprogress.diagnose import diagnose
+    from richprogress.story.diagnosis import diagnose
 
     async with rich_cluster(tmp_path, 50) as cluster:
         spawner = make_spawner(cluster, "alice", "out-of-memory", start_timeout=2, mem_limit="512M")
@@ -235,7 +235,7 @@ TERMINATION_CASES = [
 
 @pytest.mark.parametrize("status,expected", [c[1:] for c in TERMINATION_CASES], ids=[c[0] for c in TERMINATION_CASES])
 def test_container_terminations_from_pod_status(status, expected):
-    from richprogress.kubespawner import container_terminations
+    from richprogress.kube.spawner import container_terminations
 
     pod = {
         "metadata": {"uid": "pod-1", "name": "jupyter-alice", "namespace": "jhub"},
@@ -395,7 +395,7 @@ async def test_previous_pod_events_are_not_shown_even_with_cold_reflectors(tmp_p
     pod is still there: KubeSpawner gets a 409, deletes it (a Killing event of the *old*
     pod, after the spawn request) and creates the new one.
     """
-    from richprogress.kubespawner import RichKubeSpawner
+    from richprogress.kube.spawner import RichKubeSpawner
 
     async with rich_cluster(tmp_path, 50) as cluster:
         first = make_spawner(cluster, "alice", "happy-path")
@@ -495,7 +495,7 @@ def _ref(event: dict[str, Any]) -> str:
 
 
 def test_index_wakes_only_the_subscribers_of_the_event_object():
-    from richprogress.event_index import EventIndex, IndexedResources
+    from richprogress.kube.event_index import EventIndex, IndexedResources
 
     index = EventIndex()
     resources = IndexedResources(index)
@@ -518,7 +518,7 @@ def test_index_wakes_only_the_subscribers_of_the_event_object():
 
 
 def test_relist_wakes_subscribers_only_for_what_the_watch_missed():
-    from richprogress.event_index import EventIndex
+    from richprogress.kube.event_index import EventIndex
 
     index = EventIndex()
     seen = _ev("ns", "Pod", "jupyter-x", "e1", rv="5")
@@ -535,7 +535,7 @@ def test_relist_wakes_subscribers_only_for_what_the_watch_missed():
 
 def test_a_relist_hands_over_what_the_watch_missed_oldest_first():
     # a list comes sorted by name; the events' names are random: the page reads by time
-    from richprogress.event_index import EventIndex
+    from richprogress.kube.event_index import EventIndex
 
     index = EventIndex()
     sub = index.subscribe([("ns", "Pod", "jupyter-x")])
@@ -568,7 +568,7 @@ def _by_name(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def test_events_of_one_second_reach_a_spawn_in_the_order_they_were_written():
     # "…:11Z" is not earlier than "…:11.843441Z": within a second the API server's
     # write order (resourceVersion) decides, on a relist and on a subscription's snapshot
-    from richprogress.event_index import EventIndex
+    from richprogress.kube.event_index import EventIndex
 
     expected = ["Scheduled", "Pulling", "Pulled", "Started"]
     index = EventIndex()
@@ -580,7 +580,7 @@ def test_events_of_one_second_reach_a_spawn_in_the_order_they_were_written():
 
 
 def test_event_order_keeps_arrival_order_without_a_plain_resource_version():
-    from richprogress.event_order import last_seen_order, resource_version_number
+    from richprogress.model.event_order import last_seen_order, resource_version_number
 
     odd = [
         _ev("ns", "Pod", "p", "e1", rv="opaque-b"),
@@ -610,8 +610,8 @@ FILTER_CASES = [
 
 @pytest.mark.parametrize("new_uid,old_uids,event,verdict", [c[1:] for c in FILTER_CASES], ids=[c[0] for c in FILTER_CASES])
 def test_stale_event_filter(new_uid, old_uids, event, verdict):
-    from richprogress.kubespawner import StaleEventFilter
-    from richprogress.timeline import parse_timestamp
+    from richprogress.kube.spawner import StaleEventFilter
+    from richprogress.model.timeline import parse_timestamp
 
     spawn_filter = StaleEventFilter(parse_timestamp(START), skew=5)
     spawn_filter.new_uid = new_uid
@@ -620,8 +620,8 @@ def test_stale_event_filter(new_uid, old_uids, event, verdict):
 
 
 def test_stale_event_filter_learns_old_pods_and_releases_held_events():
-    from richprogress.kubespawner import StaleEventFilter
-    from richprogress.timeline import parse_timestamp
+    from richprogress.kube.spawner import StaleEventFilter
+    from richprogress.model.timeline import parse_timestamp
 
     spawn_filter = StaleEventFilter(parse_timestamp(START), skew=5)
     old_pod = {"metadata": {"uid": "old", "creationTimestamp": "2026-11-29T22:00:09Z"}}
@@ -638,8 +638,8 @@ def test_stale_event_filter_learns_old_pods_and_releases_held_events():
 def test_held_events_of_one_second_are_released_in_the_order_they_were_written():
     # held until the new pod was seen: the scheduler's "11.84" must not go after the
     # kubelet's whole-second "11" (the hub test saw Scheduled last, 2 runs in 40)
-    from richprogress.kubespawner import StaleEventFilter
-    from richprogress.timeline import parse_timestamp
+    from richprogress.kube.spawner import StaleEventFilter
+    from richprogress.model.timeline import parse_timestamp
 
     spawn_filter = StaleEventFilter(parse_timestamp(START), skew=5)
     for event in _by_name(_same_second_start()).values():
@@ -653,7 +653,7 @@ def test_held_events_of_one_second_are_released_in_the_order_they_were_written()
 async def test_subscription_hands_objects_to_an_idle_reader_and_queues_the_rest():
     """An idle reader (waiting, nothing queued) takes a pushed object at once through its
     handler; while it is busy, or when the handler declines, objects queue in order."""
-    from richprogress.event_index import Subscription
+    from richprogress.stream.inbox import Subscription
 
     sub = Subscription()
     handled: list[str] = []
@@ -687,7 +687,7 @@ class FakeClock:
 
 def install(monkeypatch: Any, coalescer: Any) -> None:
     """Make ``coalescer`` the running loop's, for this test."""
-    from richprogress import coalesce
+    from richprogress.stream import batching as coalesce
 
     monkeypatch.setitem(coalesce._coalescers, asyncio.get_running_loop(), coalescer)
 
@@ -697,8 +697,9 @@ async def test_busy_updates_are_handled_in_one_batch_in_arrival_order(monkeypatc
     it closely wait for one batch of the loop, handed over by the first update that finds
     it old enough, in arrival order across reflectors (a pod's status before the event
     that followed it). Reading an index, or ending a subscription, hands it over first."""
-    from richprogress.coalesce import Coalescer
-    from richprogress.event_index import EventIndex, ObjectWatchers, Subscription
+    from richprogress.kube.event_index import EventIndex, ObjectWatchers
+    from richprogress.stream.batching import Coalescer
+    from richprogress.stream.inbox import Subscription
 
     clock = FakeClock()
     coalescer = Coalescer(asyncio.get_running_loop(), age=0.03, deadline=10, clock=clock)
@@ -743,8 +744,9 @@ async def test_busy_updates_are_handled_in_one_batch_in_arrival_order(monkeypatc
 
 
 async def test_pod_status_then_event_keep_their_order_through_a_batch(monkeypatch):
-    from richprogress.coalesce import Coalescer
-    from richprogress.event_index import EventIndex, ObjectWatchers, Subscription
+    from richprogress.kube.event_index import EventIndex, ObjectWatchers
+    from richprogress.stream.batching import Coalescer
+    from richprogress.stream.inbox import Subscription
 
     clock = FakeClock()
     coalescer = Coalescer(asyncio.get_running_loop(), age=0.03, deadline=10, clock=clock)
@@ -776,8 +778,8 @@ async def test_pod_status_then_event_keep_their_order_through_a_batch(monkeypatc
 
 
 async def test_a_batch_is_handed_over_by_its_deadline_when_no_update_follows(monkeypatch):
-    from richprogress.coalesce import Coalescer
-    from richprogress.event_index import EventIndex
+    from richprogress.kube.event_index import EventIndex
+    from richprogress.stream.batching import Coalescer
 
     clock = FakeClock()
     coalescer = Coalescer(asyncio.get_running_loop(), age=0.03, deadline=0.05, clock=clock)
@@ -796,7 +798,7 @@ async def test_a_batch_is_handed_over_by_its_deadline_when_no_update_follows(mon
 
 
 async def test_subscription_wait_times_out_and_keeps_one_timer():
-    from richprogress.event_index import Subscription
+    from richprogress.stream.inbox import Subscription
 
     sub = Subscription()
     assert await sub.wait(0.01) is False  # timed out, nothing pushed
@@ -815,7 +817,7 @@ async def test_subscription_wait_times_out_and_keeps_one_timer():
 
 
 async def test_waiting_subscriptions_share_one_loop_timer_and_each_times_out_on_its_own():
-    from richprogress.event_index import Subscription
+    from richprogress.stream.inbox import Subscription
 
     loop = asyncio.get_running_loop()
     before = len(loop._scheduled)  # CPython's heap of timers: every sleep in the hub pays per entry

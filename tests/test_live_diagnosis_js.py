@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from richprogress.hopeless import LIVE_STATES
+from richprogress.story.fail_fast import LIVE_STATES
 
 REPO = Path(__file__).resolve().parents[1]
 JS = REPO / "static" / "live-diagnosis.js"

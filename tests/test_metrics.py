@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
-from richprogress.formatter import EventFormatter
 from richprogress.metrics import (
     MAX_PROFILES,
     SpawnMetrics,
@@ -27,7 +26,8 @@ from richprogress.metrics import (
     observe_spawn_end,
     register_rule_ids,
 )
-from richprogress.timeline import SpawnTimeline
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.wording.formatter import EventFormatter
 
 DATA = Path(__file__).parent / "data"
 # the first event of each tests/data sequence is at 21:33:00; the spawn was requested 5 s before

@@ -24,8 +24,8 @@ import yaml  # PyYAML, a dependency of kubernetes_asyncio
 from prometheus_client import CollectorRegistry
 
 from richprogress.metrics import SpawnMetrics, count_store_error, observe_spawn_end
-from richprogress.records import PHASE_NAMES
-from richprogress.timeline import SpawnTimeline
+from richprogress.model.records import PHASE_NAMES
+from richprogress.model.timeline import SpawnTimeline
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DASHBOARD = EXAMPLES / "grafana-dashboard.json"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from richprogress.normalize import iso_utc, normalize_event, normalize_message
+from richprogress.wording.fields import iso_utc, normalize_event, normalize_message
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import richprogress
-from richprogress import paths
+from richprogress.web import paths
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,7 +49,7 @@ def test_wheel_install_finds_its_own_copies(wheel: Path, tmp_path: Path) -> None
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
         check=True,
     )
-    code = "import richprogress.paths as p; print(p.template_dir()); print(p.static_dir())"
+    code = "import richprogress.web.paths as p; print(p.template_dir()); print(p.static_dir())"
     out = subprocess.run(
         [sys.executable, "-c", code],
         check=True,

@@ -24,8 +24,8 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader
 from jupyterhub.app import DATA_FILES_PATH
 
 from richprogress.hub_setup import template_path
-from richprogress.timeline import SpawnTimeline
-from richprogress.web_context import FAILURE_PAGE_ROWS, template_helpers
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.web.context import FAILURE_PAGE_ROWS, template_helpers
 
 STOCK = os.path.join(DATA_FILES_PATH, "templates")
 HOSTILE = "<img src=x onerror=alert(1)>"

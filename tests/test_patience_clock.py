@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from jupyterhub.spawner import Spawner
 
-from richprogress.broadcast import TimelineBroadcast
-from richprogress.spawner import RichProgressMixin
-from richprogress.timeline import SpawnTimeline
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.stream.broadcast import TimelineBroadcast
+from richprogress.stream.mixin import RichProgressMixin
 
 T0 = datetime(2026, 11, 29, 21, 33, 20, tzinfo=timezone.utc)
 

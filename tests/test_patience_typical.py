@@ -1,4 +1,4 @@
-"""Patience rows and "longer than usual" tell one story (richprogress.patience).
+"""Patience rows and "longer than usual" tell one story (richprogress.stream.patience).
 
 The pending page says "This is taking longer than usual" once the step runs past its p90
 or the whole start past its p90 (static/typical-times.js, ``typical_words``); the spawner's
@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from test_patience_clock import Clock, Plain, patience_records
 
-from richprogress.broadcast import TimelineBroadcast
-from richprogress.patience import PatiencePlan
-from richprogress.records import PHASE_NAMES
-from richprogress.timeline import SpawnTimeline
-from richprogress.typical import Typical
-from richprogress.typical_words import is_longer_than_usual, patience_note
+from richprogress.model.records import PHASE_NAMES
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.stream.broadcast import TimelineBroadcast
+from richprogress.stream.patience import PatiencePlan
+from richprogress.typical.statistics import Typical
+from richprogress.typical.words import is_longer_than_usual, patience_note
 
 #: as c.TypicalTimes.expected = {"scale-up": {"total": [170, 290], "scaling": [120, 240],
 #: "image": [20, 40]}} gives them (typical_cache.TypicalTimes.expected_for)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from richprogress.formatter import EventFormatter
+from richprogress.wording.formatter import EventFormatter
 
 PEER = Path(__file__).resolve().parent / "data" / "kubespawner-pr910"
 EVENT_FILES = sorted(PEER.glob("*.events.json"))

@@ -1,4 +1,4 @@
-"""A later success of the same kind clears a problem at once (richprogress.recovery).
+"""A later success of the same kind clears a problem at once (richprogress.story.recovery).
 
 The live banner used to stay red ("This will not fix itself") through a retried pull that
 worked, until the container was created: ``diagnose`` let only a later *step* overcome a
@@ -19,13 +19,13 @@ import pytest
 from jupyterhub.spawner import Spawner
 from test_fail_fast_replay import START, timed_events
 
-from richprogress.broadcast import TimelineBroadcast
-from richprogress.diagnose import decisive_record, diagnose
-from richprogress.formatter import EventFormatter
-from richprogress.hopeless import FailFastPolicy, assess
-from richprogress.live_diagnosis import LiveDiagnoser
-from richprogress.spawner import RichProgressMixin
-from richprogress.timeline import SpawnTimeline
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.story.diagnosis import decisive_record, diagnose
+from richprogress.story.fail_fast import FailFastPolicy, assess
+from richprogress.stream.broadcast import TimelineBroadcast
+from richprogress.stream.live_diagnosis import LiveDiagnoser
+from richprogress.stream.mixin import RichProgressMixin
+from richprogress.wording.formatter import EventFormatter
 
 IMAGE = "quay.io/jupyter/course:2026-11"
 

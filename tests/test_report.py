@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from richprogress.diagnose import diagnose
-from richprogress.report import (
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.story.diagnosis import diagnose
+from richprogress.story.report import (
     format_clock,
     format_duration,
     render_report_text,
     render_timeline_text,
 )
-from richprogress.timeline import SpawnTimeline
 
 START = datetime(2026, 11, 29, 10, 0, 0, tzinfo=timezone.utc)
 

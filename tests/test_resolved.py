@@ -8,8 +8,8 @@ from typing import Any
 
 from test_recovery import flaky_pull_stream
 
-from richprogress.records import EventRecord
-from richprogress.resolved import newly_resolved
+from richprogress.model.records import EventRecord
+from richprogress.story.resolved import newly_resolved
 
 
 def rec(id: str, reason: str, severity: str, message: str, phase: str | None, t: int, **extra: Any) -> EventRecord:
@@ -69,7 +69,7 @@ async def test_the_pulled_event_carries_the_failed_pulls_it_got_past() -> None:
 
 
 def test_the_text_report_says_resolved_too() -> None:
-    from richprogress.report import render_timeline_text
+    from richprogress.story.report import render_timeline_text
 
     text = render_timeline_text([PULLING, {**PULL_FAILED, "overcome": True}, PULLED])  # type: ignore[list-item]
     failed_line = next(line for line in text.splitlines() if "not found" in line)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from node_module import node_json
 
-from richprogress.row_text import breakable_parts, headline_parts, shown_pills
-from richprogress.web_context import for_viewer
+from richprogress.web.context import for_viewer
+from richprogress.web.row_text import breakable_parts, headline_parts, shown_pills
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 

@@ -10,9 +10,9 @@ import pytest
 from traitlets import TraitError
 from traitlets.config import Config
 
-from richprogress.formatter import EventFormatter
-from richprogress.normalize import normalize_event
-from richprogress.rules import RuleError, RuleSet, load_rules
+from richprogress.wording.fields import normalize_event
+from richprogress.wording.formatter import EventFormatter
+from richprogress.wording.rules import RuleError, RuleSet, load_rules
 
 
 def values(**event: Any) -> tuple[str, ...]:
@@ -221,7 +221,7 @@ def test_memo_has_a_ceiling() -> None:
 
 
 def test_memo_key_spells_out_the_key_fields() -> None:
-    from richprogress.rules import _KEY_FIELDS
+    from richprogress.wording.rules import _KEY_FIELDS
 
     assert _KEY_FIELDS == (0, 1, 2, 4, 5, 7, 8)
 
@@ -232,7 +232,7 @@ def test_memo_key_spells_out_the_key_fields() -> None:
     ids=["plain", "percent-and-braces", "conversion", "format-spec", "index", "literal", "repeat"],
 )
 def test_renderer_gives_what_str_format_gives(template: str) -> None:
-    from richprogress.rules import make_renderer
+    from richprogress.wording.rules import make_renderer
 
     groups = {"a": "x%y", "b": "{b}"}
     assert make_renderer(template)(groups) == template.format(**groups)

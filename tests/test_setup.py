@@ -14,8 +14,9 @@ from jupyterhub.app import JupyterHub
 from traitlets.config import Config
 
 import richprogress
-from richprogress import handlers, hub_setup
-from richprogress.web_context import TemplateHelpers
+from richprogress import hub_setup
+from richprogress.web import handlers
+from richprogress.web.context import TemplateHelpers
 
 
 def hub_from(c: Config) -> JupyterHub:

@@ -17,16 +17,18 @@ import pytest
 from prometheus_client import REGISTRY
 from test_spawner_mixin import collect, make, run
 
-from richprogress import spawn_events, typical, typical_cache
-from richprogress.metrics import default_metrics
-from richprogress.spawn_ended import on_spawn_end
-from richprogress.timeline import SpawnTimeline
+from richprogress.metrics import default_metrics, on_spawn_end
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.stream import spawn_end as spawn_events
+from richprogress.typical import cache as typical_cache
+from richprogress.typical import statistics as typical
 
 
 @pytest.fixture(autouse=True)
 def _metrics_listen(_isolated_spawn_listeners: None) -> None:
     # what richprogress.setup(c) does at hub start: the metrics hear each spawn's end
     spawn_events.subscribe(on_spawn_end)
+    spawn_events.subscribe(typical_cache.on_spawn_end)
 
 
 def read(name: str, **labels: str) -> float:

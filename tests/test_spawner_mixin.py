@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from jupyterhub.spawner import Spawner
 
-from richprogress.spawner import RichProgressMixin, format_elapsed
+from richprogress.stream.mixin import RichProgressMixin, format_elapsed
 
 
 class ScriptedSpawner(Spawner):

@@ -12,7 +12,7 @@ from test_history_store import T0, Clock
 from test_typical_store import fill
 
 from richprogress.history import SpawnHistory
-from richprogress.start_stats import (
+from richprogress.typical.start_stats import (
     causes_sentence,
     share,
     start_stats,

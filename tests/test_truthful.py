@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from richprogress.cli import main
-from richprogress.diagnose import diagnose
-from richprogress.formatter import EventFormatter
+from richprogress.story.diagnosis import diagnose
+from richprogress.wording.formatter import EventFormatter
 
 NOTEBOOK = "spec.containers{notebook}"
 

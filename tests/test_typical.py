@@ -18,10 +18,10 @@ import pytest
 from traitlets import TraitError
 from traitlets.config import Config
 
-from richprogress.formatter import EventFormatter
-from richprogress.records import PHASE_NAMES, PHASE_PROGRESS
-from richprogress.timeline import SpawnTimeline
-from richprogress.typical import (
+from richprogress.model.records import PHASE_NAMES, PHASE_PROGRESS
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.typical.cache import TypicalCache, TypicalTimes
+from richprogress.typical.statistics import (
     SpawnSummary,
     merge_typical,
     percentile,
@@ -29,8 +29,7 @@ from richprogress.typical import (
     typical_by_profile,
     typical_durations,
 )
-from richprogress.typical_cache import TypicalCache, TypicalTimes
-from richprogress.typical_words import (
+from richprogress.typical.words import (
     LONGER_THAN_USUAL,
     duration_words,
     longer_than_usual,
@@ -39,6 +38,7 @@ from richprogress.typical_words import (
     step_usually,
     usually_ready,
 )
+from richprogress.wording.formatter import EventFormatter
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 
@@ -404,7 +404,7 @@ def test_the_bar_moves_by_expected_time_and_never_back():
 def test_longer_than_usual_only_once_the_words_ran_out(p90, words, late):
     """"Usually 2-4 min" at 3:30 must not also say "longer than usual": the moment is the
     p90 as the page words it (rounded up), not the raw p90 (issue: live truths)."""
-    from richprogress.typical_words import duration_words, late_after
+    from richprogress.typical.words import duration_words, late_after
 
     assert duration_words(p90, up=True) == words
     assert late_after(span(p90 / 2, p90)) == late  # type: ignore[arg-type]

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from node_module import node_json
 
-from richprogress.records import PHASE_NAMES
-from richprogress.typical import Span, Typical
-from richprogress.typical_words import (
+from richprogress.model.records import PHASE_NAMES
+from richprogress.typical.statistics import Span, Typical
+from richprogress.typical.words import (
     is_longer_than_usual,
     page_view,
     progress_in_step,

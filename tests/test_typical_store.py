@@ -16,13 +16,13 @@ import sqlalchemy as sa
 import test_history_store as stored
 from test_history_store import T0, Clock, fake_spawner, image_not_found_records
 
-from richprogress import spawn_events
 from richprogress.history import SpawnHistory
 from richprogress.history.schema import SCHEMA_VERSION
-from richprogress.timeline import SpawnTimeline
-from richprogress.typical import step_seconds
-from richprogress.typical_cache import TypicalCache, TypicalTimes
-from richprogress.typical_words import usually_ready
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.stream import spawn_end as spawn_events
+from richprogress.typical.cache import TypicalCache, TypicalTimes
+from richprogress.typical.statistics import step_seconds
+from richprogress.typical.words import usually_ready
 
 # the store's fixtures (a SQLite file, and a throwaway PostgreSQL), shared with its tests
 postgres_url = stored.postgres_url
@@ -161,7 +161,8 @@ def test_setup_makes_the_store_the_hubs_loader(tmp_path: Any, monkeypatch: Any) 
     from traitlets.config import Config
 
     import richprogress
-    from richprogress import history, typical_cache
+    from richprogress import history
+    from richprogress.typical import cache as typical_cache
 
     monkeypatch.setattr(typical_cache, "_default_cache", None)
     monkeypatch.setattr(history, "_current", None)

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from node_module import node_json
 
-from richprogress.records import PHASES, SEVERITIES
-from richprogress.report import format_clock
-from richprogress.timeline import parse_timestamp
-from richprogress.web_context import row_moment
+from richprogress.model.records import PHASES, SEVERITIES
+from richprogress.model.timeline import parse_timestamp
+from richprogress.story.report import format_clock
+from richprogress.web.context import row_moment
 
 REPO = Path(__file__).resolve().parents[1]
 JS = REPO / "static" / "richprogress.js"

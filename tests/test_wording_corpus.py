@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from richprogress.formatter import EventFormatter
+from richprogress.wording.formatter import EventFormatter
 
 CORPUS = Path(__file__).resolve().parent / "data" / "wording-corpus.json"
 ENTRIES: list[dict[str, Any]] = json.loads(CORPUS.read_text(encoding="utf-8"))["events"]

@@ -6,7 +6,7 @@
 - ``rows``: a stored spawn's shapes (snapshot, row, summary, rebuilt timeline).
 - ``spawn_facts`` (``facts``): namespace, pod, node, images, resources, profile of a spawn.
 - ``schema``: the tables and their version (how upgrades work is told there).
-- ``enable()``: subscribe the store to spawn endings (``richprogress.spawn_events``);
+- ``enable()``: subscribe the store to spawn endings (``richprogress.stream.spawn_end``);
   ``richprogress.setup(c)`` calls it.
 - ``history_for(config)`` / ``history_for_user(user)``: the hub's one store, for the pages.
 
@@ -20,13 +20,15 @@ from typing import Any
 
 from traitlets.config import Config
 
-from ..spawn_events import SpawnEnd, subscribe
-from .facts import SpawnFacts, spawn_facts
-from .store import SpawnHistory, timeline_of
+from richprogress.history.database import count_errors_with
+from richprogress.history.facts import SpawnFacts, spawn_facts
+from richprogress.history.store import SpawnHistory, timeline_of
+from richprogress.stream.spawn_end import SpawnEnd, subscribe
 
 __all__ = [
     "SpawnFacts",
     "SpawnHistory",
+    "count_errors_with",
     "enable",
     "history_for",
     "history_for_user",
@@ -68,8 +70,8 @@ def typical_loader() -> list[dict[str, Any]]:
     """The typical-time cache's loader: the store's ready spawns within the cache's window,
     the newest ``max_samples`` per profile (``SpawnHistory.typical_summaries``). The cache
     calls it once, on a thread of its own, at the hub's first use of typical times."""
-    from ..timeline import utcnow
-    from ..typical_cache import default_cache
+    from richprogress.model.timeline import utcnow
+    from richprogress.typical.cache import default_cache
 
     settings = default_cache().settings
     store = history_for(settings.config if settings.config else None)
@@ -79,7 +81,7 @@ def typical_loader() -> list[dict[str, Any]]:
 def enable() -> None:
     """Keep every finished spawn from now on, and load typical start times from the kept
     ones (subscribing twice is harmless)."""
-    from ..typical_cache import default_cache
+    from richprogress.typical.cache import default_cache
 
     subscribe(_on_spawn_end)
     cache = default_cache()

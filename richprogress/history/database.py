@@ -13,7 +13,8 @@ None while the database cannot be used, without ever making the hub wait long fo
   waits on a query.
 - **Counted.** Every failed use is counted by operation (``connect``, ``read``, and the
   writer's ``write`` and ``prune``) in ``richprogress_store_errors_total``, which the
-  example alert watches (``count_error``; ``metrics.count_store_error`` by default).
+  example alert watches. The store does not know the metrics: ``setup(c)`` hands it their
+  counter (``count_errors_with``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,7 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine, make_url
 
-from ..metrics import count_store_error
-from .schema import SchemaTooNew, ensure_schema
+from richprogress.history.schema import SchemaTooNew, ensure_schema
 
 __all__ = ["Database", "DatabaseSettings", "driver_url", "make_engine", "safe_url"]
 
@@ -50,11 +50,28 @@ class DatabaseSettings(Protocol):
     def log(self) -> logging.Logger | logging.LoggerAdapter[Any]: ...
 
 
+#: who counts the store's errors by operation; ``setup(c)`` adds the metrics' counter
+_error_counters: list[Callable[[str], None]] = []
+
+
+def count_errors_with(counter: Callable[[str], None]) -> None:
+    """Count every later store error with ``counter(operation)`` too (adding the same
+    counter twice counts once)."""
+    if counter not in _error_counters:
+        _error_counters.append(counter)
+
+
+def count_error(operation: str) -> None:
+    """Tell every counter of one store error (``connect``, ``read``, ``write``, ``prune``)."""
+    for counter in list(_error_counters):
+        counter(operation)
+
+
 class Database:
     """The engine of the history's database, made at first use and dropped while it is down."""
 
     def __init__(
-        self, settings: DatabaseSettings, count_error: Callable[[str], None] = count_store_error
+        self, settings: DatabaseSettings, count_error: Callable[[str], None] = count_error
     ) -> None:
         self._settings = settings
         self._count_error = count_error

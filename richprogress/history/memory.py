@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from .rows import SUMMARY_COLUMNS, build_row, full_spawn, summary_of
+from richprogress.history.rows import SUMMARY_COLUMNS, build_row, full_spawn, summary_of
 
 __all__ = ["MemorySpawns", "ServerKey", "with_unwritten"]
 

@@ -18,8 +18,14 @@ from typing import Any
 from sqlalchemy import ColumnElement, case, func, select
 from sqlalchemy.engine import Connection
 
-from .rows import SUMMARY_COLUMNS, full_spawn, naive_utc, step_totals, summary_of
-from .schema import spawns_table
+from richprogress.history.rows import (
+    SUMMARY_COLUMNS,
+    full_spawn,
+    naive_utc,
+    step_totals,
+    summary_of,
+)
+from richprogress.history.schema import spawns_table
 
 __all__ = [
     "cause_counts_since",

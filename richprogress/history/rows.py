@@ -12,12 +12,12 @@ import zlib
 from datetime import datetime, timezone
 from typing import Any
 
-from .. import admin_facts
-from ..causes import failure_cause
-from ..diagnose import diagnose, step_durations
-from ..spawn_events import SpawnEnd
-from ..timeline import SpawnTimeline, isoformat_z, parse_timestamp, utcnow
-from .facts import spawn_facts
+from richprogress.history.facts import spawn_facts
+from richprogress.model.timeline import SpawnTimeline, isoformat_z, parse_timestamp, utcnow
+from richprogress.story.causes import failure_cause
+from richprogress.story.diagnosis import diagnose, step_durations
+from richprogress.stream import spawn_facts as admin_facts
+from richprogress.stream.spawn_end import SpawnEnd
 
 
 def naive_utc(moment: datetime) -> datetime:

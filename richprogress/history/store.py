@@ -30,13 +30,13 @@ from typing import Any, TypeVar
 from traitlets import Float, Integer, TraitError, Unicode, default, validate
 from traitlets.config import LoggingConfigurable
 
-from ..spawn_events import SpawnEnd
-from ..timeline import utcnow
-from . import reads
-from .database import Database, driver_url
-from .memory import MemorySpawns, with_unwritten
-from .rows import build_row, snapshot, timeline_of
-from .writer import SpawnWriter
+from richprogress.history import reads
+from richprogress.history.database import Database, driver_url
+from richprogress.history.memory import MemorySpawns, with_unwritten
+from richprogress.history.rows import build_row, snapshot, timeline_of
+from richprogress.history.writer import SpawnWriter
+from richprogress.model.timeline import utcnow
+from richprogress.stream.spawn_end import SpawnEnd
 
 __all__ = ["DEFAULT_FILE", "SpawnHistory", "build_row", "driver_url", "snapshot", "timeline_of"]
 

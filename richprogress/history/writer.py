@@ -25,11 +25,11 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy import and_, delete, insert, select
 from sqlalchemy.engine import Connection
 
-from ..spawn_events import SpawnEnd
-from .database import Database
-from .memory import MemorySpawns, ServerKey
-from .rows import build_row, naive_utc, snapshot
-from .schema import spawns_table
+from richprogress.history.database import Database
+from richprogress.history.memory import MemorySpawns, ServerKey
+from richprogress.history.rows import build_row, naive_utc, snapshot
+from richprogress.history.schema import spawns_table
+from richprogress.stream.spawn_end import SpawnEnd
 
 __all__ = ["RetentionSettings", "SpawnWriter"]
 

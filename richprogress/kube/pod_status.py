@@ -1,0 +1,112 @@
+"""Events made from a pod's status: failed container terminations (out of memory, errors).
+
+Kubernetes reports an out-of-memory kill or a container that exited with an error only
+in the pod's ``containerStatuses``, never as an Event. These functions turn such a status
+into core/v1-shaped Warning events, so the formatter words them like any other event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from richprogress.kube.event_index import POD
+
+#: Termination reasons that mean the container failed even when no exit code says so.
+_FAILED_TERMINATIONS = frozenset({"OOMKilled", "ContainerCannotRun", "StartError", "DeadlineExceeded"})
+
+#: ``reportingComponent`` of the events we make from pod status (no Kubernetes component
+#: reports these as Events).
+STATUS_COMPONENT = "richprogress"
+
+
+def _termination_message(container: str, terminated: Mapping[str, Any], limit: Any) -> str:
+    """The raw message of a synthesized termination event, in the kubelet's plain style."""
+    reason = str(terminated.get("reason") or "")
+    code = terminated.get("exitCode")
+    if reason == "OOMKilled":
+        details = [f"exit code {code}"] if code is not None else []
+        if limit:
+            details.append(f"memory limit {limit}")
+        suffix = f" ({', '.join(details)})" if details else ""
+        return f"Container {container} was killed because it ran out of memory{suffix}"
+    message = f"Container {container} terminated: {reason or 'Error'}"
+    if code is not None:
+        message += f" (exit code {code})"
+    detail = " ".join(str(terminated.get("message") or "").split())
+    return f"{message}: {detail}" if detail else message
+
+
+def container_terminations(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Warning events (core/v1 shape) for the failed container terminations in ``pod``'s status.
+
+    A termination is failed when its reason is one of ``OOMKilled``, ``ContainerCannotRun``,
+    ``StartError``, ``DeadlineExceeded`` or its exit code is not 0. Both the current state
+    and ``lastState`` (a restarted container) are read. Each container and reason gets one
+    stable ``uid``; ``count`` is the number of terminations so far (from ``restartCount``),
+    so a repeat updates the same record with a bigger count. A pod being deleted yields
+    nothing: its containers are stopped on purpose.
+    """
+    metadata = pod.get("metadata") or {}
+    if metadata.get("deletionTimestamp"):
+        return []
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    pod_uid = str(metadata.get("uid") or "")
+    events: list[dict[str, Any]] = []
+    for spec_key, status_key in (("initContainers", "initContainerStatuses"), ("containers", "containerStatuses")):
+        limits = {
+            c.get("name"): ((c.get("resources") or {}).get("limits") or {}).get("memory")
+            for c in spec.get(spec_key) or []
+            if isinstance(c, Mapping)
+        }
+        for container_status in status.get(status_key) or []:
+            if not isinstance(container_status, Mapping):
+                continue
+            name = str(container_status.get("name") or "")
+            restarts = container_status.get("restartCount")
+            restarts = restarts if isinstance(restarts, int) and restarts >= 0 else 0
+            terminated = (container_status.get("state") or {}).get("terminated")
+            count = restarts + 1  # the current run ended: one more than the restarts so far
+            if not isinstance(terminated, Mapping):
+                terminated = (container_status.get("lastState") or {}).get("terminated")
+                count = restarts
+            if not isinstance(terminated, Mapping):
+                continue
+            reason = str(terminated.get("reason") or "")
+            code = terminated.get("exitCode")
+            if reason not in _FAILED_TERMINATIONS and code in (None, 0):
+                continue
+            reason = reason or "Error"
+            when = terminated.get("finishedAt") or terminated.get("startedAt")
+            field_path = f"spec.{spec_key}{{{name}}}"
+            events.append(
+                {
+                    "kind": "Event",
+                    "apiVersion": "v1",
+                    "metadata": {
+                        "uid": f"{pod_uid}.{name}.terminated.{reason}",
+                        "name": f"{metadata.get('name')}.{name}.{reason}",
+                        "namespace": metadata.get("namespace"),
+                        "creationTimestamp": when,
+                    },
+                    "involvedObject": {
+                        "kind": POD,
+                        "apiVersion": "v1",
+                        "namespace": metadata.get("namespace"),
+                        "name": metadata.get("name"),
+                        "uid": pod_uid,
+                        "fieldPath": field_path,
+                    },
+                    "type": "Warning",
+                    "reason": reason,
+                    "message": _termination_message(name, terminated, limits.get(name)),
+                    "count": max(1, count),
+                    "firstTimestamp": when,
+                    "lastTimestamp": when,
+                    "eventTime": None,
+                    "source": {"component": STATUS_COMPONENT},
+                    "reportingComponent": STATUS_COMPONENT,
+                }
+            )
+    return events

@@ -1,0 +1,126 @@
+"""Is this spawn hopeless yet? The live diagnosis of a running spawn, as a pure function.
+
+One and only purpose: decide, from the records a spawn has so far and the time, what the
+live page says about it and whether waiting any longer is pointless (DESIGN.md contract 7).
+No JupyterHub or Kubernetes import, no clock of its own: the spawner passes the time.
+
+- The cause is ``diagnose(records)``, the same function the failure page and
+  ``richprogress explain --diagnose`` use, so the three never disagree.
+- A cause is *fatal* when its decisive record says so (``record["fatal"] is True``: set by a
+  rule's ``fatal``, or by a ``format_hook``). Waiting cannot fix it without a person
+  changing something (see ``default_rules.FATAL_RULES``).
+- A fatal cause is acted on only once it has *held*: it happened ``repeats`` times (the
+  second failed pull of a missing image), or it has been the cause for ``hold_seconds``.
+  That rules out a one-off, e.g. a registry replica that does not have a new tag yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypedDict
+
+from richprogress.model.records import EventRecord
+from richprogress.story.diagnosis import diagnose
+
+#: What the live page shows: ``trying`` (a problem that may clear up, calm colours),
+#: ``hopeless`` (a fatal cause: waiting will not help, red) or ``stopped`` (the spawner
+#: ended the spawn early because of it).
+LiveState = Literal["trying", "hopeless", "stopped"]
+LIVE_STATES: tuple[str, ...] = ("trying", "hopeless", "stopped")
+
+
+class LiveDiagnosis(TypedDict):
+    """The ``diagnosis`` of the SSE stream (DESIGN.md contract 3): contract 4's four keys
+    plus the live ``state``, whether the cause is ``fatal``, and how often it happened."""
+
+    summary: str
+    hint: str | None
+    phase: str | None
+    record_id: str | None
+    state: str
+    fatal: bool
+    count: int
+
+
+@dataclass(frozen=True)
+class FailFastPolicy:
+    """When a fatal cause has held long enough to end the spawn.
+
+    ``enabled`` False: never stop (the page still shows the cause). ``repeats``: stop once
+    the decisive record happened this many times (0 turns the count off).
+    ``hold_seconds``: stop once it has been the cause this long (0 turns time off). With
+    both off, a fatal cause stops the spawn as soon as it is seen.
+    """
+
+    enabled: bool = True
+    repeats: int = 2
+    hold_seconds: float = 60.0
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """The verdict for one moment of a spawn."""
+
+    #: what the page shows above the timeline; None when nothing is wrong
+    diagnosis: LiveDiagnosis | None
+    #: end the spawn now
+    stop: bool = False
+    #: seconds from ``now`` until the hold time of a fatal cause passes (re-assess then);
+    #: None when time cannot change the verdict
+    recheck_in: float | None = None
+
+
+def _count(record: Mapping[str, object]) -> int:
+    count = record.get("count")
+    if isinstance(count, int) and not isinstance(count, bool) and count >= 1:
+        return count
+    return 1
+
+
+def is_fatal(record: Mapping[str, object]) -> bool:
+    """Whether a record names a cause that waiting cannot fix."""
+    return record.get("fatal") is True
+
+
+def assess(
+    records: Sequence[EventRecord],
+    *,
+    now: float,
+    first_seen: Mapping[str, float] | None = None,
+    policy: FailFastPolicy = FailFastPolicy(),
+) -> Assessment:
+    """The live diagnosis of a running spawn and whether to end it now.
+
+    ``now`` and the values of ``first_seen`` are seconds since the spawn request, by one
+    clock; ``first_seen`` maps a record id to when the spawner first saw that record (a
+    record missing there counts as seen ``now``). Deterministic and pure.
+    """
+    found = diagnose(records)
+    record_id = found["record_id"]
+    if record_id is None:  # no record explains anything: nothing is wrong (yet)
+        return Assessment(None)
+    record = next((r for r in reversed(records) if r.get("id") == record_id), None)
+    if record is None:  # pragma: no cover - diagnose names one of the records
+        return Assessment(None)
+    fatal = is_fatal(record)
+    count = _count(record)
+    diagnosis = LiveDiagnosis(
+        summary=found["summary"],
+        hint=found["hint"],
+        phase=found["phase"],
+        record_id=found["record_id"],
+        state="hopeless" if fatal else "trying",
+        fatal=fatal,
+        count=count,
+    )
+    if not fatal or not policy.enabled:
+        return Assessment(diagnosis)
+    seen_at = (first_seen or {}).get(record_id, now)
+    held = max(0.0, now - seen_at)
+    by_count = policy.repeats > 0 and count >= policy.repeats
+    by_time = policy.hold_seconds > 0 and held >= policy.hold_seconds
+    if by_count or by_time or (policy.repeats <= 0 and policy.hold_seconds <= 0):
+        return Assessment(diagnosis, stop=True)
+    recheck = policy.hold_seconds - held if policy.hold_seconds > 0 else None
+    return Assessment(diagnosis, recheck_in=recheck)

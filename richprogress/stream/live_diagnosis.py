@@ -1,0 +1,153 @@
+"""The live diagnosis of one spawn, kept current as its records arrive, and fail-fast's pieces.
+
+One and only purpose: the state that ``RichProgressMixin`` keeps per spawn for DESIGN.md
+contract 7, and the records and error it uses when it ends a spawn early. The decisions
+themselves are ``richprogress.story.fail_fast.assess`` (pure); this module only feeds it and keeps
+its answer. JupyterHub is imported only for its ``SpawnException``, when there is one.
+
+Cheap per event: a record of ``info`` severity that is not fatal is looked at only while a
+problem is shown (it may be the one that overcomes it, e.g. the ``Scheduled`` after a
+``FailedScheduling``); so a healthy spawn never runs the diagnosis at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from richprogress.model.records import EventRecord
+from richprogress.model.timeline import SpawnTimeline, isoformat_z
+from richprogress.story.fail_fast import FailFastPolicy, LiveDiagnosis, assess, is_fatal
+from richprogress.story.report import format_clock, format_duration
+
+#: the id of the timeline row that says the spawn was stopped early
+STOPPED_EARLY_ID = "richprogress-stopped-early"
+#: its ``reason`` pill
+STOPPED_EARLY_REASON = "StoppedEarly"
+
+
+class LiveDiagnoser:
+    """One spawn's live diagnosis (``current``) and whether fail-fast is due (``stop_due``).
+
+    ``note`` is called for each record the timeline added or changed, ``refresh`` when time
+    alone may change the verdict (``recheck_in`` says when). Times are the timeline's
+    ``elapsed()``: seconds since the spawn request, by the timeline's (injectable) clock.
+    """
+
+    def __init__(self, policy: FailFastPolicy) -> None:
+        self.policy = policy
+        #: record id -> seconds since the spawn request when it was first seen (fatal ones)
+        self.first_seen: dict[str, float] = {}
+        self.current: LiveDiagnosis | None = None
+        self.stop_due = False
+        self._recheck_at: float | None = None
+
+    @property
+    def hopeless(self) -> bool:
+        """Whether the page shows a cause waiting cannot fix (or the spawn was stopped)."""
+        return self.current is not None and self.current["state"] in ("hopeless", "stopped")
+
+    @property
+    def stopped(self) -> bool:
+        return self.current is not None and self.current["state"] == "stopped"
+
+    def note(self, timeline: SpawnTimeline, record: Mapping[str, Any]) -> bool:
+        """A record was added or changed; True when the diagnosis changed."""
+        if self.stopped:
+            return False
+        fatal = is_fatal(record)
+        if fatal:
+            self.first_seen.setdefault(str(record.get("id")), timeline.elapsed())
+        if fatal or record.get("severity") in ("warning", "error") or self.current is not None:
+            return self.refresh(timeline)
+        return False
+
+    def refresh(self, timeline: SpawnTimeline) -> bool:
+        """Assess the timeline now; True when the diagnosis changed."""
+        if self.stopped:
+            return False
+        now = timeline.elapsed()
+        verdict = assess(timeline.records(), now=now, first_seen=self.first_seen, policy=self.policy)
+        self.stop_due = verdict.stop
+        self._recheck_at = None if verdict.recheck_in is None else now + verdict.recheck_in
+        if verdict.diagnosis == self.current:
+            return False
+        self.current = verdict.diagnosis
+        return True
+
+    def recheck_in(self, timeline: SpawnTimeline) -> float | None:
+        """Seconds until the verdict may change by time alone (a fatal cause's hold)."""
+        if self._recheck_at is None or self.stopped:
+            return None
+        return max(0.0, self._recheck_at - timeline.elapsed())
+
+    def mark_stopped(self) -> LiveDiagnosis | None:
+        """The spawn is being ended because of ``current``: say so from now on."""
+        if self.current is not None:
+            self.current = LiveDiagnosis(**{**self.current, "state": "stopped"})
+        self.stop_due = False
+        self._recheck_at = None
+        return self.current
+
+
+def stopped_early_record(timeline: SpawnTimeline, start_timeout: float | None) -> EventRecord:
+    """The timeline row that says the spawn was ended early, and why there was no point
+    in waiting for the start timeout. Info severity and no step: it never competes with the
+    cause for the diagnosis."""
+    elapsed = timeline.elapsed()
+    limit = format_duration(start_timeout) if start_timeout else ""
+    message = f"Stopped early, at {format_clock(elapsed)}: waiting cannot fix this"
+    message += f", so there was no need to wait for the {limit} time limit" if limit else ""
+    now = isoformat_z(timeline.started_at + timedelta(seconds=elapsed))
+    return {
+        "id": STOPPED_EARLY_ID,
+        "timestamp": now,
+        "first_timestamp": now,
+        "type": "Custom",
+        "severity": "info",
+        "reason": STOPPED_EARLY_REASON,
+        "object": {"kind": None, "name": None, "container": None, "field_path": None},
+        "component": None,
+        "count": 1,
+        "message": message,
+        "raw_message": message,
+        "rule": None,
+        "phase": None,
+        "hint": None,
+        "since_spawn": round(elapsed, 3),
+    }
+
+
+def stopped_early_facts(diagnosis: LiveDiagnosis | None, at: float) -> dict[str, Any]:
+    """What the timeline's JSON says about an early stop (``SpawnTimeline.stopped_early``)."""
+    return {
+        "at": round(at, 3),
+        "summary": diagnosis["summary"] if diagnosis else None,
+        "record_id": diagnosis["record_id"] if diagnosis else None,
+        "count": diagnosis["count"] if diagnosis else None,
+    }
+
+
+try:  # JupyterHub >= 6: logged without a traceback, counted as a "failure" in metrics
+    from jupyterhub.spawner import SpawnException as _FailureBase
+except ImportError:  # pragma: no cover - JupyterHub 5
+    _FailureBase = Exception
+
+
+class StoppedEarly(_FailureBase):
+    """The spawn was ended because a fatal cause held; its text is the diagnosis summary.
+
+    JupyterHub shows ``jupyterhub_message`` on the progress stream ("Spawn failed: ...").
+    """
+
+    def __init__(self, summary: str) -> None:
+        if _FailureBase is Exception:  # pragma: no cover - JupyterHub 5
+            Exception.__init__(self, summary)
+        else:
+            super().__init__(summary, reason="stopped-early")
+        self.summary = summary
+        self.jupyterhub_message = summary
+
+    def __str__(self) -> str:
+        return self.summary

@@ -1,0 +1,4 @@
+"""Event -> sentence: field reading, the rule engine and its default rules, scheduling
+summaries and the decisive facts of an event's text. Needs only traitlets: no JupyterHub,
+tornado or Kubernetes import, so richprogress explain works without them.
+"""
