@@ -31,7 +31,7 @@ from typing import Any
 import aiohttp
 
 from richprogress.demo.hub import DemoHub
-from richprogress.model.timeline import parse_timestamp
+from richprogress.model.times import parse_timestamp
 
 HOPELESS = {
     "image-not-found": {"profile": "image-not-found"},

@@ -246,7 +246,7 @@ def measure_reads(store: SpawnHistory, config: Config, total: int, samples: int)
 def measure_typical(store: SpawnHistory, config: Config, samples: int) -> None:
     """Issue 12: the typical-time loader at hub start (the store's one query + the cache's
     first computation), a page view afterwards, and the admin page's day/week words."""
-    from richprogress.model.timeline import utcnow
+    from richprogress.model.times import utcnow
     from richprogress.typical.cache import TypicalCache, TypicalTimes
     from richprogress.typical.start_stats import start_stats
     from richprogress.web.context import typical_page_view

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from richprogress.demo.cluster.scenarios import builtin_scenarios, expand
-from richprogress.model.timeline import SpawnTimeline, isoformat_z
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.model.times import isoformat_z
 from richprogress.story.fail_fast import FailFastPolicy
 from richprogress.stream.live_diagnosis import LiveDiagnoser
 from richprogress.wording.formatter import EventFormatter

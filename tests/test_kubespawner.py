@@ -611,7 +611,7 @@ FILTER_CASES = [
 @pytest.mark.parametrize("new_uid,old_uids,event,verdict", [c[1:] for c in FILTER_CASES], ids=[c[0] for c in FILTER_CASES])
 def test_stale_event_filter(new_uid, old_uids, event, verdict):
     from richprogress.kube.spawner import StaleEventFilter
-    from richprogress.model.timeline import parse_timestamp
+    from richprogress.model.times import parse_timestamp
 
     spawn_filter = StaleEventFilter(parse_timestamp(START), skew=5)
     spawn_filter.new_uid = new_uid
@@ -621,7 +621,7 @@ def test_stale_event_filter(new_uid, old_uids, event, verdict):
 
 def test_stale_event_filter_learns_old_pods_and_releases_held_events():
     from richprogress.kube.spawner import StaleEventFilter
-    from richprogress.model.timeline import parse_timestamp
+    from richprogress.model.times import parse_timestamp
 
     spawn_filter = StaleEventFilter(parse_timestamp(START), skew=5)
     old_pod = {"metadata": {"uid": "old", "creationTimestamp": "2026-11-29T22:00:09Z"}}
@@ -639,7 +639,7 @@ def test_held_events_of_one_second_are_released_in_the_order_they_were_written()
     # held until the new pod was seen: the scheduler's "11.84" must not go after the
     # kubelet's whole-second "11" (the hub test saw Scheduled last, 2 runs in 40)
     from richprogress.kube.spawner import StaleEventFilter
-    from richprogress.model.timeline import parse_timestamp
+    from richprogress.model.times import parse_timestamp
 
     spawn_filter = StaleEventFilter(parse_timestamp(START), skew=5)
     for event in _by_name(_same_second_start()).values():

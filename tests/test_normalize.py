@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from richprogress.wording.fields import iso_utc, normalize_event, normalize_message
+from richprogress.model.times import iso_utc
+from richprogress.wording.fields import normalize_event, normalize_message
 
 
 @pytest.mark.parametrize(

@@ -9,13 +9,9 @@ from typing import Any
 import pytest
 
 from richprogress.model.timeline import SpawnTimeline
+from richprogress.model.times import format_clock, format_duration
 from richprogress.story.diagnosis import diagnose
-from richprogress.story.report import (
-    format_clock,
-    format_duration,
-    render_report_text,
-    render_timeline_text,
-)
+from richprogress.story.report import render_report_text, render_timeline_text
 
 START = datetime(2026, 11, 29, 10, 0, 0, tzinfo=timezone.utc)
 

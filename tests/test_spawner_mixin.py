@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from jupyterhub.spawner import Spawner
 
-from richprogress.stream.mixin import RichProgressMixin, format_elapsed
+from richprogress.model.times import format_clock as format_elapsed
+from richprogress.stream.mixin import RichProgressMixin
 
 
 class ScriptedSpawner(Spawner):

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from richprogress.model.records import EventRecord
-from richprogress.model.timeline import SpawnTimeline, isoformat_z, parse_timestamp
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.model.times import isoformat_z, parse_timestamp
 
 T0 = datetime(2026, 11, 29, 9, 0, 0, tzinfo=timezone.utc)
 

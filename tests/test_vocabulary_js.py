@@ -17,8 +17,7 @@ import pytest
 from node_module import node_json
 
 from richprogress.model.records import PHASES, SEVERITIES
-from richprogress.model.timeline import parse_timestamp
-from richprogress.story.report import format_clock
+from richprogress.model.times import format_clock, parse_timestamp
 from richprogress.web.context import row_moment
 
 REPO = Path(__file__).resolve().parents[1]

@@ -70,7 +70,7 @@ def typical_loader() -> list[dict[str, Any]]:
     """The typical-time cache's loader: the store's ready spawns within the cache's window,
     the newest ``max_samples`` per profile (``SpawnHistory.typical_summaries``). The cache
     calls it once, on a thread of its own, at the hub's first use of typical times."""
-    from richprogress.model.timeline import utcnow
+    from richprogress.model.times import utcnow
     from richprogress.typical.cache import default_cache
 
     settings = default_cache().settings

@@ -13,7 +13,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from richprogress.history.facts import spawn_facts
-from richprogress.model.timeline import SpawnTimeline, isoformat_z, parse_timestamp, utcnow
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.model.times import isoformat_z, parse_timestamp, utcnow
 from richprogress.story.causes import failure_cause
 from richprogress.story.diagnosis import diagnose, step_durations
 from richprogress.stream import spawn_facts as admin_facts

@@ -35,7 +35,7 @@ from richprogress.history.database import Database, driver_url
 from richprogress.history.memory import MemorySpawns, with_unwritten
 from richprogress.history.rows import build_row, snapshot, timeline_of
 from richprogress.history.writer import SpawnWriter
-from richprogress.model.timeline import utcnow
+from richprogress.model.times import utcnow
 from richprogress.stream.spawn_end import SpawnEnd
 
 __all__ = ["DEFAULT_FILE", "SpawnHistory", "build_row", "driver_url", "snapshot", "timeline_of"]

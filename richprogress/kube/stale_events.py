@@ -15,7 +15,7 @@ from typing import Any
 
 from richprogress.kube.event_index import POD, PVC
 from richprogress.model.event_order import first_seen_order
-from richprogress.model.timeline import parse_timestamp
+from richprogress.model.times import parse_timestamp
 
 
 def _first_time(event: Mapping[str, Any]) -> datetime | None:

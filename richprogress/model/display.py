@@ -61,3 +61,26 @@ def format_count(count: Any) -> str:
     if count > 1_000_000:
         return "1,000,000+"
     return f"{count:,}"
+
+
+def clean_str(value: Any) -> str | None:
+    """Return ``value`` as a str safe to encode as UTF-8, or None if it is not text.
+
+    Numbers are accepted (some producers send them); containers and other objects are not,
+    because their repr would be a misleading message.
+    """
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            # Lone surrogates (from broken producers) cannot be sent over SSE or JSON-encoded
+            # as UTF-8; replace them rather than fail later, far away from here.
+            return value.encode("utf-8", "replace").decode("utf-8")
+        return value
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return str(value)
+    return None

@@ -17,10 +17,11 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Literal
 
 from richprogress.model.records import PHASE_PROGRESS, EventRecord
+from richprogress.model.times import isoformat_z, parse_timestamp, utcnow
 
 Outcome = Literal["pending", "ready", "failed", "stopped"]
 OUTCOMES: tuple[str, ...] = ("pending", "ready", "failed", "stopped")
@@ -33,29 +34,6 @@ DEFAULT_MAX_RECORDS = 500
 #: the failure message of a spawn someone stopped before it was ready (the pages then say
 #: "Stopped after", not "Gave up after")
 STOPPED_BEFORE_READY = "The server was stopped before it was ready."
-
-
-def utcnow() -> datetime:
-    """The clock, in one place so tests can replace it."""
-    return datetime.now(timezone.utc)
-
-
-def isoformat_z(moment: datetime) -> str:
-    """ISO 8601 in UTC ending in ``Z``, the one timestamp format richprogress emits."""
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def parse_timestamp(value: str | None) -> datetime | None:
-    """Parse a record timestamp (``...Z`` or with an offset); None when absent or unreadable."""
-    if not value or not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed
 
 
 class SpawnTimeline:

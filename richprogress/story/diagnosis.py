@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from richprogress.model.records import PHASE_LABELS, PHASE_NAMES, SEVERITIES, EventRecord
-from richprogress.model.timeline import parse_timestamp
+from richprogress.model.times import parse_timestamp
 from richprogress.story.recovery import Subject, overcomes, problem_subject, success_subjects
 
 

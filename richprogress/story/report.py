@@ -6,13 +6,20 @@ timeline's text endpoint). Plain text only: no HTML, and ANSI colors only when a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from richprogress.model.display import display_line, format_count
 from richprogress.model.records import PHASE_LABELS, EventRecord
-from richprogress.model.timeline import STOPPED_BEFORE_READY, parse_timestamp
+from richprogress.model.timeline import STOPPED_BEFORE_READY
+from richprogress.model.times import (
+    finite_seconds,
+    format_clock,
+    format_duration,
+    format_utc,
+    format_utc_time,
+    parse_timestamp,
+)
 from richprogress.story.diagnosis import (
     Diagnosis,
     diagnose,
@@ -24,53 +31,6 @@ from richprogress.story.diagnosis import (
 
 _ANSI = {"warning": "\x1b[33m", "error": "\x1b[31m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
 _RESET = "\x1b[0m"
-
-
-def _finite(seconds: Any) -> float | None:
-    """The number of seconds, or None when unknown (None, NaN, not a number at all)."""
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        return None
-    return float(seconds) if math.isfinite(seconds) else None
-
-
-def format_clock(seconds: float | None) -> str:
-    """A since-spawn clock: ``+0:07``, ``+2:31``, ``+1:02:03``; "" when unknown."""
-    known = _finite(seconds)
-    if known is None:
-        return ""
-    total = max(0, int(known))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"+{hours}:{minutes:02d}:{secs:02d}"
-    return f"+{minutes}:{secs:02d}"
-
-
-def format_duration(seconds: float | None) -> str:
-    """A duration for people: ``7 s``, ``2 min 31 s``, ``1 h 02 min``; "" when unknown."""
-    known = _finite(seconds)
-    if known is None:
-        return ""
-    total = max(0, round(known))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours} h {minutes:02d} min"
-    if minutes:
-        return f"{minutes} min {secs:02d} s"
-    return f"{secs} s"
-
-
-def format_utc_time(timestamp: str | None) -> str:
-    """``HH:MM:SS`` in UTC of a record timestamp; ``--:--:--`` when it has none."""
-    moment = parse_timestamp(timestamp)
-    return moment.strftime("%H:%M:%S") if moment else "--:--:--"
-
-
-def format_utc(timestamp: str | None) -> str:
-    """``YYYY-MM-DD HH:MM:SS UTC``; "" when absent or unreadable."""
-    moment = parse_timestamp(timestamp)
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else ""
 
 
 def format_object(record: Mapping[str, Any]) -> str:
@@ -104,7 +64,7 @@ def record_offsets(record: Mapping[str, Any]) -> tuple[float | None, float | Non
     between its first and last timestamps, so the first time pairs with the first offset
     and the last with the last, as the page shows them.
     """
-    last = _finite(record.get("since_spawn"))
+    last = finite_seconds(record.get("since_spawn"))
     first = last
     count = record.get("count") or 1
     first_at = parse_timestamp(record.get("first_timestamp"))

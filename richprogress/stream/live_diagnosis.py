@@ -17,9 +17,9 @@ from datetime import timedelta
 from typing import Any
 
 from richprogress.model.records import EventRecord
-from richprogress.model.timeline import SpawnTimeline, isoformat_z
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.model.times import format_clock, format_duration, isoformat_z
 from richprogress.story.fail_fast import FailFastPolicy, LiveDiagnosis, assess, is_fatal
-from richprogress.story.report import format_clock, format_duration
 
 #: the id of the timeline row that says the spawn was stopped early
 STOPPED_EARLY_ID = "richprogress-stopped-early"

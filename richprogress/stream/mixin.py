@@ -36,16 +36,9 @@ from traitlets import Bool, Dict, Float, Integer, Unicode
 from traitlets.config import LoggingConfigurable
 
 from richprogress.model.records import PHASE_NAMES, PHASE_PROGRESS, EventRecord
-from richprogress.model.timeline import (
-    DEFAULT_MAX_RECORDS,
-    STOPPED_BEFORE_READY,
-    SpawnTimeline,
-    isoformat_z,
-    parse_timestamp,
-    utcnow,
-)
+from richprogress.model.timeline import DEFAULT_MAX_RECORDS, STOPPED_BEFORE_READY, SpawnTimeline
+from richprogress.model.times import format_clock, isoformat_z, parse_timestamp, utcnow
 from richprogress.story.fail_fast import FailFastPolicy
-from richprogress.story.report import format_clock
 from richprogress.story.resolved import PROBLEM_SEVERITIES, newly_resolved
 from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.inbox import Subscription
@@ -60,14 +53,6 @@ from richprogress.stream.spawn_end import spawn_ended
 
 #: A pump source's clean-up, returned by ``_rp_open_feed``.
 Closer = Callable[[], Awaitable[None]]
-
-
-def format_elapsed(seconds: float) -> str:
-    """``+M:SS`` (or ``+H:MM:SS``), the "since spawn" clock used in patience messages.
-
-    The same clock the pages and the text report show (``report.format_clock``).
-    """
-    return format_clock(seconds)
 
 
 class RichProgressMixin(LoggingConfigurable):
@@ -646,10 +631,10 @@ class RichProgressMixin(LoggingConfigurable):
         )
         try:
             text = self.patience_message.format(
-                waiting_for=what, elapsed=format_elapsed(elapsed), seconds=int(elapsed)
+                waiting_for=what, elapsed=format_clock(elapsed), seconds=int(elapsed)
             )
         except (KeyError, IndexError, ValueError):
-            text = f"Still waiting for {what} ({format_elapsed(elapsed)})"
+            text = f"Still waiting for {what} ({format_clock(elapsed)})"
         text = with_note(text, due)
         counts: dict[str, int] = state["patience_count"]
         counts[phase] = counts.get(phase, 0) + 1

@@ -21,7 +21,7 @@ from traitlets import Dict, Float, Integer, TraitError, validate
 from traitlets.config import LoggingConfigurable
 
 from richprogress.model.records import PHASE_NAMES
-from richprogress.model.timeline import utcnow
+from richprogress.model.times import utcnow
 from richprogress.typical import statistics
 from richprogress.typical.statistics import (
     DEFAULT_MAX_SAMPLES,

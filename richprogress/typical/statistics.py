@@ -22,7 +22,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, TypedDict
 
 from richprogress.model.records import PHASE_NAMES
-from richprogress.model.timeline import SpawnTimeline, parse_timestamp, utcnow
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.model.times import parse_timestamp, utcnow
 from richprogress.story.diagnosis import step_durations
 
 DEFAULT_MIN_SAMPLES = 5

@@ -17,7 +17,7 @@ import math
 from typing import TypedDict
 
 from richprogress.model.records import PHASE_NAMES, PHASE_PROGRESS
-from richprogress.story.report import format_clock
+from richprogress.model.times import format_clock
 from richprogress.typical.statistics import Span, Typical
 
 #: What each step is, as the subject of "... usually takes 2-4 min".

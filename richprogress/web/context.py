@@ -18,10 +18,18 @@ from jupyterhub.utils import url_escape_path, url_path_join
 
 from richprogress.model.display import DISPLAY_LIMIT, display_text, format_count
 from richprogress.model.records import PHASE_LABELS, SEVERITIES
-from richprogress.model.timeline import STOPPED_BEFORE_READY, SpawnTimeline, parse_timestamp, utcnow
-from richprogress.model.times import time_ago
+from richprogress.model.timeline import STOPPED_BEFORE_READY, SpawnTimeline
+from richprogress.model.times import (
+    format_clock,
+    format_duration,
+    format_utc,
+    parse_timestamp,
+    time_ago,
+    utc_text,
+    utcnow,
+)
 from richprogress.story.diagnosis import diagnose, fold_records, is_fold, step_durations
-from richprogress.story.report import format_clock, format_duration, render_report_text
+from richprogress.story.report import render_report_text
 from richprogress.story.resolved import PROBLEM_SEVERITIES
 from richprogress.stream.spawn_facts import Facts, spawn_facts
 from richprogress.typical.cache import typical_for_spawner
@@ -59,11 +67,6 @@ def static_url(hub_base_url: str, name: str) -> str:
     is right under any ``c.JupyterHub.base_url``.
     """
     return url_path_join(hub_base_url, STATIC_PREFIX, name) + "?v=" + static_file_hash(name)
-
-
-def utc_text(moment: datetime) -> str:
-    """``2026-11-29 21:33:28 UTC``: what the page shows before the browser adds local time."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def server_api_path(hub_base_url: str, user_name: str, server_name: str, *rest: str) -> str:
@@ -199,11 +202,6 @@ def record_row(
     }
 
 
-def _utc_seconds(stamp: Any) -> str:
-    moment = parse_timestamp(stamp)
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else ""
-
-
 def detail_pairs(record: dict[str, Any]) -> list[tuple[str, str]]:
     """What a row shows when opened (static/row-details.js ``detailPairs`` builds the same on
     the live page): the event's own message, reason, object, component, count, first and
@@ -220,8 +218,8 @@ def detail_pairs(record: dict[str, Any]) -> list[tuple[str, str]]:
         ("Object", object_text),
         ("Component", record.get("component")),
         ("Count", format_count(record.get("count") or 1)),
-        ("First", _utc_seconds(record.get("first_timestamp"))),
-        ("Last", _utc_seconds(record.get("timestamp"))),
+        ("First", format_utc(record.get("first_timestamp"))),
+        ("Last", format_utc(record.get("timestamp"))),
     ]
     return [(label, display_text(value, DISPLAY_LIMIT)) for label, value in pairs if value]
 

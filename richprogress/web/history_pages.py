@@ -15,10 +15,10 @@ from jupyterhub.utils import url_escape_path, url_path_join
 
 from richprogress.history import history_for_user, timeline_of
 from richprogress.model.records import PHASE_LABELS
-from richprogress.model.timeline import SpawnTimeline, parse_timestamp, utcnow
-from richprogress.model.times import time_ago
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.model.times import parse_timestamp, time_ago, utc_text, utcnow
 from richprogress.typical.start_stats import start_stats
-from richprogress.web.context import FailureView, failure_view, utc_text
+from richprogress.web.context import FailureView, failure_view
 
 
 def failure_page_url(hub_base_url: str, user_name: str, server_name: str) -> str:

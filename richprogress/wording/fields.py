@@ -8,11 +8,13 @@ ISO 8601 UTC ending in ``Z``, the count is an int >= 1. It never raises.
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
+
+from richprogress.model.display import clean_str
+from richprogress.model.times import iso_utc, iso_z_match
 
 # Index of each rule match field inside ``Fields.match_values``. Rules compile their
 # patterns against these indexes once, so matching reads a tuple instead of a dict.
@@ -30,9 +32,6 @@ MATCH_FIELDS: tuple[str, ...] = (
 MATCH_INDEX: dict[str, int] = {name: i for i, name in enumerate(MATCH_FIELDS)}
 
 _CONTAINER_RE = re.compile(r"spec\.(?:initContainers|containers|ephemeralContainers)\{([^}]*)\}")
-# A timestamp already in the shape we emit: kept as it is (the fast, common path).
-_ISO_Z_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\Z")
-_iso_z_match = _ISO_Z_RE.match
 
 
 class Fields(NamedTuple):
@@ -52,61 +51,6 @@ class Fields(NamedTuple):
     raw_message: str
     # Values the rules match against, in MATCH_FIELDS order; missing values are "".
     match_values: tuple[str, ...]
-
-
-def clean_str(value: Any) -> str | None:
-    """Return ``value`` as a str safe to encode as UTF-8, or None if it is not text.
-
-    Numbers are accepted (some producers send them); containers and other objects are not,
-    because their repr would be a misleading message.
-    """
-    if isinstance(value, str):
-        if value.isascii():
-            return value
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            # Lone surrogates (from broken producers) cannot be sent over SSE or JSON-encoded
-            # as UTF-8; replace them rather than fail later, far away from here.
-            return value.encode("utf-8", "replace").decode("utf-8")
-        return value
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int | float):
-        return str(value)
-    return None
-
-
-
-
-def iso_utc(value: Any) -> str | None:
-    """Return ``value`` (str or datetime) as ISO 8601 UTC ending in ``Z``; None if unusable."""
-    if isinstance(value, str):
-        if _ISO_Z_RE.match(value):
-            return value
-        text = clean_str(value)
-        if not text or len(text) > 64:
-            return None
-        try:
-            parsed = _dt.datetime.fromisoformat(text.strip())
-        except ValueError:
-            return None
-        value = parsed
-    if isinstance(value, _dt.datetime):
-        try:
-            if value.tzinfo is None:
-                # Kubernetes times are UTC; a naive datetime came from a client that dropped it.
-                value = value.replace(tzinfo=_dt.timezone.utc)
-            value = value.astimezone(_dt.timezone.utc)
-        except (OverflowError, ValueError):
-            return None
-        fmt = "%Y-%m-%dT%H:%M:%S.%fZ" if value.microsecond else "%Y-%m-%dT%H:%M:%SZ"
-        return value.strftime(fmt)
-    return None
-
-
-
-
 
 
 def digest_id(*parts: str | None) -> str:
@@ -154,7 +98,7 @@ def _time(value: Any) -> str | None:
             return _TIMES[value]
         except KeyError:
             pass
-        converted = value if _iso_z_match(value) else iso_utc(value)
+        converted = value if iso_z_match(value) else iso_utc(value)
         if len(value) <= 64:  # junk can be long; only time-shaped strings are kept
             if len(_TIMES) >= _TIMES_LIMIT:
                 _TIMES.clear()

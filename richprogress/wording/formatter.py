@@ -20,11 +20,11 @@ from traitlets import List as ListTrait
 from traitlets import TraitError, Union, observe, validate
 from traitlets.config import LoggingConfigurable
 
+from richprogress.model.display import clean_str
 from richprogress.model.records import PHASE_PROGRESS, SEVERITIES, EventRecord
 from richprogress.wording.default_rules import DEFAULT_RULES
 from richprogress.wording.fields import (
     Fields,
-    clean_str,
     fields_from_read,
     normalize_event,
     normalize_message,
