@@ -1,5 +1,5 @@
 """The ``richprogress`` command line: ``richprogress explain`` turns Kubernetes events into
-the same humanized timeline and diagnosis the spawn pages show (DESIGN.md contract 4).
+the same humanized timeline and diagnosis the spawn pages show.
 
 Uses only the formatter side (records, rules, diagnosis, text rendering): no JupyterHub or
 Kubernetes client import, so it works on an admin's laptop next to ``kubectl``.

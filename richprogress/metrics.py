@@ -1,6 +1,6 @@
-"""Prometheus metrics of finished spawns (DESIGN.md contract 8).
+"""Prometheus metrics of finished spawns.
 
-One and only purpose: turn each finished spawn into a few Prometheus samples. This is the
+Turn each finished spawn into a few Prometheus samples. This is the
 only module that imports ``prometheus_client``. The metrics live in its default registry,
 so JupyterHub's own ``/hub/metrics`` serves them with its ``jupyterhub_*`` metrics.
 
@@ -11,7 +11,7 @@ so JupyterHub's own ``/hub/metrics`` serves them with its ``jupyterhub_*`` metri
 - ``richprogress_spawn_stopped_early_total{cause}``: spawns that fail-fast ended itself;
 - ``richprogress_store_errors_total{operation}``: spawn-history store errors.
 
-Label values come from small, fixed sets (contract 8), never from user names, image names
+Label values come from small, fixed sets (so a scrape stays small), never from user names, image names
 or free text: a value outside its set becomes ``other``. ``observe_spawn_end`` is the entry
 point; it counts each spawn once and never raises (metrics must not break a spawn).
 """

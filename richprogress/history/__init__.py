@@ -1,4 +1,4 @@
-"""Spawn history: finished spawns kept in a database (DESIGN.md contract 6).
+"""Spawn history: finished spawns kept in a database, so a failure's story outlives its spawner.
 
 - ``SpawnHistory`` (``store``): the store, configured as ``c.SpawnHistory``; made of
   ``database`` (the engine and its outages), ``writer`` (the writer thread, retention),

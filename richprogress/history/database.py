@@ -1,6 +1,6 @@
 """The spawn history's database connection, and what happens while it is down.
 
-One and only purpose: hand the store a SQLAlchemy engine with the schema in place, or
+Hand the store a SQLAlchemy engine with the schema in place, or
 None while the database cannot be used, without ever making the hub wait long for it.
 
 - **Lazy.** The engine is made at first use (the hub may start before its database).

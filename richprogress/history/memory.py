@@ -1,6 +1,6 @@
 """The last spawn of each server, kept in memory until the database has it.
 
-One and only purpose: answer for a spawn whose write is not done yet, or could not be
+Answer for a spawn whose write is not done yet, or could not be
 done (the database is down), so the failure page never says less than the database would.
 
 Bounded: at most ``limit()`` servers, the least recently ended dropped first. Spawns kept

@@ -1,6 +1,6 @@
 """The questions the pages ask the spawn history, as queries on one database connection.
 
-One and only purpose: read stored spawns. Each function takes an open SQLAlchemy
+Read stored spawns. Each function takes an open SQLAlchemy
 connection and returns plain dicts (``rows.full_spawn`` for one spawn shown whole,
 ``rows.summary_of`` for lists); none knows of memory, threads or outages
 (``SpawnHistory`` wraps them with those). Every query is served by an index of

@@ -1,6 +1,6 @@
 """The spawn history's tables, and the schema version that lets a later release migrate them.
 
-One and only purpose: define the two tables and bring a database to ``SCHEMA_VERSION``.
+Define the two tables and bring a database to ``SCHEMA_VERSION``.
 
 - ``richprogress_meta`` holds one row per key; ``schema_version`` is the version of the
   tables below. A database without it is new: the tables are created and the version set.

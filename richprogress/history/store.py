@@ -1,8 +1,7 @@
 """SpawnHistory: finished spawns, kept in a database so their story outlives the spawner.
 
-One and only purpose: the store a hub admin configures (``c.SpawnHistory``), and the one
-object the rest of richprogress talks to. It writes each finished spawn (DESIGN.md
-contract 6) and answers the questions the pages ask (a server's last spawn, its past
+The store a hub admin configures (``c.SpawnHistory``), and the one
+object the rest of richprogress talks to. It writes each finished spawn and answers the questions the pages ask (a server's last spawn, its past
 spawns, recent failures across users, counts by cause), by putting together:
 
 - ``database.Database``: the engine, made at first use; a broken database is logged once

@@ -1,6 +1,6 @@
 """Writing finished spawns: off the event loop, in order, within the retention limits.
 
-One and only purpose: take a finished spawn from the hub's event loop and get it into the
+Take a finished spawn from the hub's event loop and get it into the
 database on one writer thread, deleting what retention no longer keeps.
 
 - ``record()`` runs on the loop: it only snapshots the timeline (a list copy) and the

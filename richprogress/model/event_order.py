@@ -1,6 +1,6 @@
 """The order in which events that come together are handed to a spawn: oldest first.
 
-One and only purpose: a sort key for events. Several events reach a spawn at once after a
+A sort key for events. Several events reach a spawn at once after a
 relist (a list comes sorted by name, random for events), when the spawn subscribes, and
 when events held until the new pod is known are released. They must reach the page in
 the order they happened.

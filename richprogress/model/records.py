@@ -54,7 +54,7 @@ class _EventRecordRequired(TypedDict):
 class EventRecord(_EventRecordRequired, total=False):
     """One Kubernetes (or custom) event, as data. Never holds HTML.
 
-    The required keys are DESIGN.md contract 1. Optional keys are added by the default
+    The required keys are the record schema (docs/contracts.md). Optional keys are added by the default
     rules (``phase``, ``hint``) and by the spawner (``since_spawn``).
     """
 

@@ -1,6 +1,6 @@
 """Typical start times kept ready for pages, and the admin's settings for them.
 
-One and only purpose: answer "how long do starts of this profile usually take?" in a dict
+Answer "how long do starts of this profile usually take?" in a dict
 lookup. ``TypicalCache`` is fed at start by a loader (the spawn-history store's query) and
 then by each spawn that ends, and recomputes a profile's numbers (``typical``'s pure
 functions) only when one of its spawns ended or the window slid. ``TypicalTimes``

@@ -1,6 +1,6 @@
 """How server starts went over the last day and week, in words, for the admin's failures page.
 
-One and only purpose: turn the spawn-history store's counts (``outcome_counts_since``,
+Turn the spawn-history store's counts (``outcome_counts_since``,
 ``cause_counts_since``) and the newest ready starts' durations (``ready_seconds_since``)
 into a few sentences, as pure functions:
 

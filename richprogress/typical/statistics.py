@@ -1,6 +1,6 @@
 """How long a start usually takes: p50/p90 of past spawns, per profile and per step.
 
-One and only purpose: typical durations from spawn summaries, as pure functions
+Typical durations from spawn summaries, as pure functions
 (``typical_durations``, ``typical_by_profile``, ``merge_typical``). ``typical_cache`` keeps
 them ready for page views and holds the admin's configuration; ``typical_words`` says them
 in words. No JupyterHub, Kubernetes or Prometheus import here.

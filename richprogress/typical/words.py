@@ -1,6 +1,6 @@
 """Typical times in words, for the pending page: pure functions of ``typical.Typical``.
 
-One and only purpose: say how long a start usually takes, calmly and in round numbers:
+Say how long a start usually takes, calmly and in round numbers:
 
 - "Usually ready in about 3 min (9 in 10 within 5 min)" near the clock;
 - "Adding a machine usually takes 2-4 min; 1:20 so far" for the current step;
