@@ -20,14 +20,10 @@ from richprogress.model.times import (
     format_utc_time,
     parse_timestamp,
 )
-from richprogress.story.diagnosis import (
-    Diagnosis,
-    diagnose,
-    fold_records,
-    is_fold,
-    step_durations,
-    time_order,
-)
+from richprogress.story.diagnosis import Diagnosis, diagnose
+from richprogress.story.folding import fold_records, is_fold
+from richprogress.story.ordering import time_order
+from richprogress.story.steps import step_durations
 
 _ANSI = {"warning": "\x1b[33m", "error": "\x1b[31m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
 _RESET = "\x1b[0m"
