@@ -43,7 +43,7 @@ def format_object(record: Mapping[str, Any]) -> str:
 
 def _one_line(text: Any) -> str:
     # A sentence spanning lines would break the columns (and could fake a row); controls
-    # and bidi overrides are escaped and long text shortened (see display.py).
+    # and bidi overrides are escaped and long text shortened (see model.display).
     return display_line(text or "")
 
 
@@ -213,7 +213,7 @@ def render_report_text(
 
     Who and when first (user, server, start, how long, outcome), then for a failure what
     went wrong, what to do and the step it died in, then the facts an admin needs (the
-    ``facts`` key: label/value pairs, see ``admin_facts``), the steps and the full timeline
+    ``facts`` key: label/value pairs, see ``stream.spawn_facts``), the steps and the full timeline
     with each event's own Kubernetes message under its sentence.
     """
     records: list[EventRecord] = list(timeline_dict.get("records") or [])
