@@ -5,7 +5,7 @@ the patience schedule that follows typical times. Prints numbers; asserts nothin
   shown (``live_diagnosis.LiveDiagnoser``). Timed on timelines of N records shaped like a
   long spawn: a scale-up's repeated FailedScheduling, failed pulls and their back-offs, a
   retried pull that worked, then plain rows. ``--ref COMMIT`` times that commit's
-  ``richprogress/diagnose.py`` on the same timelines, for comparison.
+  ``diagnose`` on the same timelines, for comparison.
 - ``PatiencePlan``: one pump wake-up (``follow`` the changes, ``take``, ``next_due``) with
   typical times known.
 
@@ -15,8 +15,14 @@ Usage: ``python benchmarks/live_truths.py [--ref 1807c6d] [--repeat 2000]``
 from __future__ import annotations
 
 import argparse
+import atexit
+import importlib
+import io
+import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 import types
 from pathlib import Path
@@ -66,13 +72,23 @@ def timeline_of(size: int) -> list[dict[str, Any]]:
 
 
 def load_ref(ref: str) -> Any:
-    """That commit's diagnose.py, as a module beside the current package."""
-    source = subprocess.check_output(["git", "-C", str(ROOT), "show", f"{ref}:richprogress/diagnose.py"], text=True)
-    module = types.ModuleType("richprogress._diagnose_ref")
-    module.__package__ = "richprogress"
-    sys.modules[module.__name__] = module
-    exec(compile(source, f"{ref}:richprogress/diagnose.py", "exec"), module.__dict__)
-    return module
+    """That commit's diagnosis (``richprogress/diagnose.py``, later
+    ``richprogress/story/diagnosis.py``), as a module beside the current package.
+
+    The commit's whole package is unpacked as ``richprogress_at_ref``, so the diagnosis's
+    relative imports find that commit's modules, not today's (which have moved since).
+    """
+    unpacked = Path(tempfile.mkdtemp(prefix="live_truths_"))
+    atexit.register(shutil.rmtree, unpacked, True)
+    archive = subprocess.check_output(["git", "-C", str(ROOT), "archive", ref, "richprogress"])
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(unpacked, filter="data")
+    package = types.ModuleType("richprogress_at_ref")
+    package.__path__ = [str(unpacked / "richprogress")]  # its __init__ (the hub's wiring) never runs
+    sys.modules[package.__name__] = package
+    if (unpacked / "richprogress" / "diagnose.py").exists():
+        return importlib.import_module("richprogress_at_ref.diagnose")
+    return importlib.import_module("richprogress_at_ref.story.diagnosis")
 
 
 def per_call(fn: Any, arg: Any, repeat: int) -> float:
@@ -109,7 +125,7 @@ def patience_wake(repeat: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ref", help="a commit whose diagnose.py to time as well")
+    parser.add_argument("--ref", help="a commit whose diagnose() to time as well")
     parser.add_argument("--repeat", type=int, default=300)
     args = parser.parse_args()
     ref = load_ref(args.ref) if args.ref else None

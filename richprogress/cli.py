@@ -21,7 +21,8 @@ from typing import Any, TextIO
 from richprogress._version import __version__
 from richprogress.model.event_order import resource_version_number
 from richprogress.model.records import EventRecord
-from richprogress.story.diagnosis import decisive_record, diagnose, ended_running, time_order
+from richprogress.story.diagnosis import decisive_record, diagnose, ended_running
+from richprogress.story.ordering import time_order
 from richprogress.story.report import render_timeline_text
 
 PROG = "richprogress"

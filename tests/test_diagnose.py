@@ -16,22 +16,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from richprogress.model.records import PHASE_NAMES
-from richprogress.story.diagnosis import (
+from richprogress.story.diagnosis import clean_failure_message, decisive_record, diagnose
+from richprogress.story.folding import fold_records, is_fold
+from richprogress.story.hints import (
     HINT_CRASH,
     HINT_IMAGE_NAME,
     HINT_MEMORY,
     HINT_RETRY,
     HINT_SLOW_IMAGE,
     HINT_SMALLER,
-    clean_failure_message,
-    decisive_record,
-    diagnose,
-    fold_records,
-    is_fold,
-    step_durations,
-    time_order,
 )
+from richprogress.story.ordering import time_order
 from richprogress.story.report import render_timeline_text
+from richprogress.story.steps import step_durations
 
 
 def rec(

@@ -16,7 +16,8 @@ from richprogress.history.facts import spawn_facts
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.model.times import isoformat_z, parse_timestamp, utcnow
 from richprogress.story.causes import failure_cause
-from richprogress.story.diagnosis import diagnose, step_durations
+from richprogress.story.diagnosis import diagnose
+from richprogress.story.steps import step_durations
 from richprogress.stream import spawn_facts as admin_facts
 from richprogress.stream.spawn_end import SpawnEnd
 

@@ -1,10 +1,9 @@
 """The cause of a failed spawn, as one short word that can be counted.
 
-One and only purpose: name a failure's cause from a small set, the same for the Prometheus
-metrics (``richprogress_spawn_failures_total{cause}``) and for anything else that counts
-failures by cause (the spawn history's admin page), so their numbers agree (DESIGN.md
-contract 8): the id of the rule behind the decisive record; ``timeout`` when no record
-explains a spawn that ran out of time; else ``unknown``. Pure; no JupyterHub import.
+The same name for the Prometheus metrics (``richprogress_spawn_failures_total{cause}``)
+and for anything else that counts failures by cause (the spawn history's admin page), so
+their numbers agree: the id of the rule behind the decisive record; ``timeout`` when no
+record explains a spawn that ran out of time; else ``unknown``. Pure; no JupyterHub import.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """Is this spawn hopeless yet? The live diagnosis of a running spawn, as a pure function.
 
-One and only purpose: decide, from the records a spawn has so far and the time, what the
-live page says about it and whether waiting any longer is pointless (DESIGN.md contract 7).
+From the records a spawn has so far and the time: what the live page says about it, and
+whether waiting any longer is pointless, so the spawner can end it early.
 No JupyterHub or Kubernetes import, no clock of its own: the spawner passes the time.
 
 - The cause is ``diagnose(records)``, the same function the failure page and
   ``richprogress explain --diagnose`` use, so the three never disagree.
 - A cause is *fatal* when its decisive record says so (``record["fatal"] is True``: set by a
   rule's ``fatal``, or by a ``format_hook``). Waiting cannot fix it without a person
-  changing something (see ``default_rules.FATAL_RULES``).
+  changing something (see ``wording.default_rules.FATAL_RULES``).
 - A fatal cause is acted on only once it has *held*: it happened ``repeats`` times (the
   second failed pull of a missing image), or it has been the cause for ``hold_seconds``.
   That rules out a one-off, e.g. a registry replica that does not have a new tag yet.
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Literal
 
 from richprogress.model.records import EventRecord
-from richprogress.story.diagnosis import diagnose
+from richprogress.story.diagnosis import Diagnosis, diagnose
 
 #: What the live page shows: ``trying`` (a problem that may clear up, calm colours),
 #: ``hopeless`` (a fatal cause: waiting will not help, red) or ``stopped`` (the spawner
@@ -30,14 +30,11 @@ LiveState = Literal["trying", "hopeless", "stopped"]
 LIVE_STATES: tuple[str, ...] = ("trying", "hopeless", "stopped")
 
 
-class LiveDiagnosis(TypedDict):
-    """The ``diagnosis`` of the SSE stream (DESIGN.md contract 3): contract 4's four keys
-    plus the live ``state``, whether the cause is ``fatal``, and how often it happened."""
+class LiveDiagnosis(Diagnosis):
+    """The ``diagnosis`` of the live event stream: the failure page's four keys
+    (``Diagnosis``) plus the live ``state``, whether the cause is ``fatal``, and how often
+    it happened."""
 
-    summary: str
-    hint: str | None
-    phase: str | None
-    record_id: str | None
     state: str
     fatal: bool
     count: int

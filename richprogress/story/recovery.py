@@ -1,7 +1,7 @@
 """Did a later success of the same kind get past a problem? (the retried pull that worked)
 
-One and only purpose: say which later records overcome a problem *within its own step*,
-for ``diagnose.decisive_record``. Getting to a later step already overcomes a problem (a
+Which later records overcome a problem *within its own step*, for
+``diagnosis.decisive_record``. Getting to a later step already overcomes a problem (a
 ``Scheduled`` after a ``FailedScheduling``); this covers what happens inside one step,
 where the kubelet or a controller retries and the retry works:
 
@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-#: the kind of problem (``diagnose``'s failure names) -> the kind of success that ends it
+#: the kind of problem (``known_failures``' names) -> the kind of success that ends it
 _PROBLEM_KINDS: dict[str, str] = {
     "image-rate-limited": "image",
     "image-not-found": "image",
@@ -47,7 +47,7 @@ _PROBLEM_KINDS: dict[str, str] = {
     "sandbox-network": "sandbox",
 }
 
-#: problems ``diagnose`` files under "volume" (by reason: attach, mount or bind)
+#: problems ``known_failures`` files under "volume" (by reason: attach, mount or bind)
 _VOLUME_REASONS: dict[str, str] = {
     "FailedAttachVolume": "attach",
     "FailedMount": "mount",
@@ -103,7 +103,7 @@ def _about(record: Mapping[str, Any], kind: str) -> Subject:
 
 def problem_subject(failure_name: str | None, record: Mapping[str, Any]) -> Subject | None:
     """What a problem record is about, when some later success can end it; None when only
-    a later step can (``failure_name``: the kind ``diagnose`` classified it as)."""
+    a later step can (``failure_name``: the kind ``known_failures.classify`` found)."""
     kind = _PROBLEM_KINDS.get(failure_name or "")
     if kind is None and failure_name == "volume":
         kind = _VOLUME_REASONS.get(str(record.get("reason") or ""))

@@ -20,14 +20,10 @@ from richprogress.model.times import (
     format_utc_time,
     parse_timestamp,
 )
-from richprogress.story.diagnosis import (
-    Diagnosis,
-    diagnose,
-    fold_records,
-    is_fold,
-    step_durations,
-    time_order,
-)
+from richprogress.story.diagnosis import Diagnosis, diagnose
+from richprogress.story.folding import fold_records, is_fold
+from richprogress.story.ordering import time_order
+from richprogress.story.steps import step_durations
 
 _ANSI = {"warning": "\x1b[33m", "error": "\x1b[31m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
 _RESET = "\x1b[0m"
@@ -47,7 +43,7 @@ def format_object(record: Mapping[str, Any]) -> str:
 
 def _one_line(text: Any) -> str:
     # A sentence spanning lines would break the columns (and could fake a row); controls
-    # and bidi overrides are escaped and long text shortened (see display.py).
+    # and bidi overrides are escaped and long text shortened (see model.display).
     return display_line(text or "")
 
 
@@ -217,7 +213,7 @@ def render_report_text(
 
     Who and when first (user, server, start, how long, outcome), then for a failure what
     went wrong, what to do and the step it died in, then the facts an admin needs (the
-    ``facts`` key: label/value pairs, see ``admin_facts``), the steps and the full timeline
+    ``facts`` key: label/value pairs, see ``stream.spawn_facts``), the steps and the full timeline
     with each event's own Kubernetes message under its sentence.
     """
     records: list[EventRecord] = list(timeline_dict.get("records") or [])

@@ -2,11 +2,11 @@
 the same kind ended (the failed pull before the pull that worked, the FailedScheduling
 before the scale-up's machine came).
 
-One and only purpose: as records arrive, say which earlier problem records are now over,
-so the pages can mark their rows "resolved" (record key ``overcome: true``; on the live
-stream, the ids ride as ``resolved`` on the event of the record that got past them)
-instead of leaving a red "does not exist" above a server that is starting. The decision itself is
-``diagnose.got_past``, the same one that keeps such records from being named the cause.
+As records arrive, say which earlier problem records are now over, so the pages can mark
+their rows "resolved" (record key ``overcome: true``; on the live stream, the ids ride as
+``resolved`` on the event of the record that got past them) instead of leaving a red
+"does not exist" above a server that is starting. The decision itself is
+``diagnosis.got_past``, the same one that keeps such records from being named the cause.
 Pure: no JupyterHub or Kubernetes import.
 """
 

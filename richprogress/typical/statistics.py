@@ -24,7 +24,7 @@ from typing import Any, Literal, TypedDict
 from richprogress.model.records import PHASE_NAMES
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.model.times import parse_timestamp, utcnow
-from richprogress.story.diagnosis import step_durations
+from richprogress.story.steps import step_durations
 
 DEFAULT_MIN_SAMPLES = 5
 DEFAULT_WINDOW = timedelta(days=14)

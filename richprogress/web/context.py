@@ -28,9 +28,11 @@ from richprogress.model.times import (
     utc_text,
     utcnow,
 )
-from richprogress.story.diagnosis import diagnose, fold_records, is_fold, step_durations
+from richprogress.story.diagnosis import diagnose
+from richprogress.story.folding import fold_records, is_fold
 from richprogress.story.report import render_report_text
 from richprogress.story.resolved import PROBLEM_SEVERITIES
+from richprogress.story.steps import step_durations
 from richprogress.stream.spawn_facts import Facts, spawn_facts
 from richprogress.typical.cache import typical_for_spawner
 from richprogress.typical.words import PageView, page_view
