@@ -58,8 +58,9 @@ from richprogress.history.store import build_row, snapshot, timeline_of  # noqa:
 from richprogress.hub_setup import template_path  # noqa: E402
 from richprogress.model.timeline import SpawnTimeline  # noqa: E402
 from richprogress.stream.spawn_end import SpawnEnd  # noqa: E402
-from richprogress.web.context import failure_view, template_helpers  # noqa: E402
-from richprogress.web.history_pages import failures_page_data  # noqa: E402
+from richprogress.web import template_helpers  # noqa: E402
+from richprogress.web.views.failure import failure_view  # noqa: E402
+from richprogress.web.views.history import failures_page_data  # noqa: E402
 from richprogress.wording.formatter import EventFormatter  # noqa: E402
 
 PEER = ROOT / "tests" / "data" / "kubespawner-pr910"
@@ -249,7 +250,7 @@ def measure_typical(store: SpawnHistory, config: Config, samples: int) -> None:
     from richprogress.model.times import utcnow
     from richprogress.typical.cache import TypicalCache, TypicalTimes
     from richprogress.typical.start_stats import start_stats
-    from richprogress.web.context import typical_page_view
+    from richprogress.web.views.pending import typical_page_view
 
     settings = TypicalTimes(config=config)
     loads, rows = [], 0

@@ -6,8 +6,8 @@ One call does four things, and each piece is exported for people who wire by han
   ``spawn_pending.html`` and ``not_running.html`` extend the stock ones), and
   ``notice_template_path()`` last (our ``home.html`` and ``spawn.html``, which a hub's
   own versions override);
-- appends ``richprogress.web.handlers.default_handlers`` to ``c.JupyterHub.extra_handlers``;
-- adds the ``richprogress`` template variable (``web_context.template_helpers``) to
+- appends ``richprogress.web.default_handlers`` to ``c.JupyterHub.extra_handlers``;
+- adds the ``richprogress`` template variable (``richprogress.web.template_helpers``) to
   ``c.JupyterHub.template_vars``;
 - subscribes the spawn history to spawn endings (``richprogress.history.enable()``).
 
@@ -36,9 +36,7 @@ from traitlets.config import Config, LazyConfigValue
 from richprogress import history
 from richprogress.stream import spawn_end
 from richprogress.typical import cache as typical_cache
-from richprogress.web import paths
-from richprogress.web.context import template_helpers
-from richprogress.web.handlers import default_handlers
+from richprogress.web import default_handlers, paths, template_helpers
 
 #: the template variable our templates read
 TEMPLATE_VAR = "richprogress"

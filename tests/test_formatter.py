@@ -404,7 +404,8 @@ def test_hook_odd_values_keep_the_default_and_the_failure_page_renders(
     odd: dict[str, Any], key: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     from richprogress.model.timeline import SpawnTimeline
-    from richprogress.web.context import failure_view, timeline_payload
+    from richprogress.web.views.failure import failure_view
+    from richprogress.web.views.payloads import timeline_payload
 
     default = EventFormatter().format_event(PULL_FAILED)
     with caplog.at_level(logging.WARNING):

@@ -240,7 +240,7 @@ def test_bad_format_is_400(failed_spawns: Hub) -> None:
 
 
 def test_static_file_served_under_base_url_with_version(running_hub: Hub) -> None:
-    from richprogress.web.handlers import static_url
+    from richprogress.web.urls import static_url
 
     url = static_url(BASE_URL + "hub/", "richprogress.js")
     assert url.startswith("/prefix/hub/richprogress/static/richprogress.js?v=")
@@ -313,7 +313,7 @@ def test_hub_log_mentions_the_extra_handlers_deprecation_once(failed_spawns: Hub
 
 
 def test_timeline_routes_are_the_documented_ones() -> None:
-    from richprogress.web import handlers
+    from richprogress import web as handlers
 
     routes = [route[0] for route in handlers.default_handlers]
     for route in routes:

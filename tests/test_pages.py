@@ -25,7 +25,8 @@ from jupyterhub.app import DATA_FILES_PATH
 
 from richprogress.hub_setup import template_path
 from richprogress.model.timeline import SpawnTimeline
-from richprogress.web.context import FAILURE_PAGE_ROWS, template_helpers
+from richprogress.web import template_helpers
+from richprogress.web.views.failure import FAILURE_PAGE_ROWS
 
 STOCK = os.path.join(DATA_FILES_PATH, "templates")
 HOSTILE = "<img src=x onerror=alert(1)>"

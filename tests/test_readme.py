@@ -3,7 +3,7 @@
 - every ``c.Class.option`` the README names is a configurable trait of that class;
 - the two set-up commands are exactly ``scripts/dev demo`` and ``scripts/dev test``, and
   ``scripts/dev`` handles both (``.ci/run`` calls the second);
-- every route in the endpoints table is one ``richprogress.web.handlers.default_handlers`` serves;
+- every route in the endpoints table is one ``richprogress.web.default_handlers`` serves;
 - the worked extra rule, taken from the README's own code block, gives the sentence the
   README promises;
 - every image the README shows is in the repository.
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from traitlets.config import Config, Configurable
 
-from richprogress.web.handlers import default_handlers
+from richprogress.web import default_handlers
 from richprogress.wording.formatter import EventFormatter
 
 ROOT = Path(__file__).parents[1]

@@ -1,4 +1,4 @@
-"""How a row reads, on both pages: richprogress/row_text.py (failure page, Jinja) and
+"""How a row reads, on both pages: richprogress/web/views/rows.py (failure page, Jinja) and
 static/breaks.js + static/richprogress.js (live page) must agree, case by case."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from node_module import node_json
 
-from richprogress.web.context import for_viewer
-from richprogress.web.row_text import breakable_parts, headline_parts, shown_pills
+from richprogress.web.views.rows import breakable_parts, for_viewer, headline_parts, shown_pills
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 

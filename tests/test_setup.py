@@ -15,8 +15,8 @@ from traitlets.config import Config
 
 import richprogress
 from richprogress import hub_setup
-from richprogress.web import handlers
-from richprogress.web.context import TemplateHelpers
+from richprogress import web as handlers
+from richprogress.web.template_vars import TemplateHelpers
 
 
 def hub_from(c: Config) -> JupyterHub:

@@ -18,7 +18,7 @@ from node_module import node_json
 
 from richprogress.model.records import PHASES, SEVERITIES
 from richprogress.model.times import format_clock, parse_timestamp
-from richprogress.web.context import row_moment
+from richprogress.web.views.rows import row_moment
 
 REPO = Path(__file__).resolve().parents[1]
 JS = REPO / "static" / "richprogress.js"

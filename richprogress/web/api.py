@@ -1,0 +1,178 @@
+"""The JSON and text endpoints: a server's spawn timeline, its report, and its stored spawns.
+
+Routes, relative to the hub prefix, collected in ``default_handlers``:
+
+``GET api/richprogress/users/{user}[/servers/{server_name}]/timeline``
+    The spawn timeline of the user's default (or named) server as JSON:
+    ``SpawnTimeline.to_dict()`` (``server_name``, ``started``, ``finished``, ``elapsed``,
+    ``outcome``, ``reason``, ``progress``, ``dropped``, ``records``) plus ``diagnosis``
+    (``{"summary", "hint", "phase", "record_id"}``, null unless the spawn failed),
+    ``facts`` and ``typical`` (``typical.Typical``: p50/p90 of the start and its steps,
+    null if unknown). A spawner that no longer holds a timeline (replaced, or a hub
+    restart) answers from the last stored spawn. ``?format=text`` returns the plain-text
+    report that "Copy details" puts on the clipboard.
+``GET api/richprogress/users/{user}[/servers/{server_name}]/timeline.txt``
+    The same plain-text report.
+``GET api/richprogress/users/{user}[/servers/{server_name}]/spawns``
+    The server's finished spawns, newest first: ``{"spawns": [{"id", "user_name",
+    "server_name", "requested_at", "finished_at", "outcome", "profile_slug",
+    "profile_name", "summary", "hint", "phase", "cause", "elapsed"}], "next": url|null}``.
+    ``?limit=N`` (1-100, default 20) and ``?before=ID`` page through them.
+``GET api/richprogress/users/{user}[/servers/{server_name}]/spawns/{id}``
+    One stored spawn: the JSON the timeline endpoint gives, plus ``id``, ``profile_slug``,
+    ``profile_name``, ``facts``, ``steps`` and ``cause``.
+
+Every route needs ``read:servers`` on that user's server, the scope that guards
+JupyterHub's own progress API: the owner and admins can read it; another user gets 404
+(JupyterHub answers "no access" and "no such thing" alike), a token without the scope 403.
+Unknown users and servers, and servers without a timeline, are 404. Database work runs on
+the store's reader threads, never on the hub's event loop.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jupyterhub.apihandlers import APIHandler
+from jupyterhub.scopes import needs_scope
+from tornado import web
+from tornado.httputil import url_concat
+
+from richprogress.history import history_for, history_for_user, timeline_of
+from richprogress.typical.cache import typical_for_spawner
+from richprogress.web.arguments import int_argument
+from richprogress.web.views.history import stored_timeline
+from richprogress.web.views.payloads import spawner_facts, timeline_payload, timeline_report_text
+
+#: the most spawns one page of the spawns list holds
+MAX_LIMIT = 100
+
+
+class TimelineAPIHandler(APIHandler):
+    """The spawn timeline of one server, as JSON or as the plain-text report."""
+
+    #: the answer when no ``format`` argument is given
+    default_format = "json"
+
+    @needs_scope("read:servers")
+    async def get(self, user_name: str, server_name: str = "") -> None:
+        user = self.find_user(user_name)
+        if user is None:
+            raise web.HTTPError(404, "No such user")
+        if server_name not in user.spawners:
+            raise web.HTTPError(404, "No such server")
+        spawner = user.spawners[server_name]
+        timeline = getattr(spawner, "spawn_timeline", None)
+        if timeline is None:  # replaced spawner, or a hub restart: the last stored spawn
+            timeline = await history_for_user(user).run(stored_timeline, user, server_name)
+        if timeline is None:
+            raise web.HTTPError(404, "No spawn timeline for this server")
+        self.set_header("Cache-Control", "no-cache")
+        # Both forms quote event text (an image name may hold "<img onerror=...>"): a browser
+        # must never sniff them as HTML.
+        self.set_header("X-Content-Type-Options", "nosniff")
+        fmt = self.get_argument("format", self.default_format)
+        if fmt == "text":
+            self.set_header("Content-Type", "text/plain; charset=utf-8")
+            self.finish(
+                timeline_report_text(
+                    timeline,
+                    user=user.name,
+                    server_name=server_name,
+                    hub_url=self._hub_url(),
+                    facts=spawner_facts(spawner, timeline),
+                )
+            )
+        elif fmt == "json":
+            self.set_header("Content-Type", "application/json")
+            payload = timeline_payload(timeline, spawner_facts(spawner, timeline))
+            # p50/p90 of past starts of this profile (or configured), else null
+            payload["typical"] = typical_for_spawner(spawner)
+            self.finish(json.dumps(payload))
+        else:
+            raise web.HTTPError(400, "format must be 'json' or 'text'")
+
+    def _hub_url(self) -> str:
+        return f"{self.request.protocol}://{self.request.host}{self.hub.base_url}"
+
+
+class TimelineTextAPIHandler(TimelineAPIHandler):
+    """``.../timeline.txt``: the plain-text report, for curl and "Copy details"."""
+
+    default_format = "text"
+
+
+class SpawnListAPIHandler(APIHandler):
+    """A server's finished spawns, newest first, a page at a time."""
+
+    @needs_scope("read:servers")
+    async def get(self, user_name: str, server_name: str = "") -> None:
+        user = self.find_user(user_name)
+        if user is None:
+            raise web.HTTPError(404, "No such user")
+        limit = int_argument(self, "limit", 20, 1, MAX_LIMIT) or 20
+        before = int_argument(self, "before", None, -(2**62), 2**62)
+        store = history_for(self.settings.get("config"), self.log)
+        spawns = await store.run(
+            store.list_spawns, user.name, server_name or "", limit=limit + 1, before=before
+        )
+        more = len(spawns) > limit
+        spawns = spawns[:limit]
+        next_url = (
+            url_concat(self.request.path, {"limit": str(limit), "before": str(spawns[-1]["id"])})
+            if more and spawns
+            else None
+        )
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"spawns": spawns, "next": next_url}))
+
+
+class SpawnAPIHandler(APIHandler):
+    """One stored spawn of a named server, served as the timeline endpoint would."""
+
+    @needs_scope("read:servers")
+    async def get(self, user_name: str, server_name: str, spawn_id: str) -> None:
+        await self._serve(user_name, server_name, spawn_id)
+
+    async def _serve(self, user_name: str, server_name: str, spawn_id: str) -> None:
+        user = self.find_user(user_name)
+        if user is None:
+            raise web.HTTPError(404, "No such user")
+        store = history_for(self.settings.get("config"), self.log)
+        spawn = await store.run(store.get_spawn, user.name, server_name or "", int(spawn_id))
+        if spawn is None:
+            raise web.HTTPError(404, "No such spawn")
+        data = timeline_payload(timeline_of(spawn))
+        for key in ("id", "outcome", "profile_slug", "profile_name", "facts", "steps", "cause"):
+            data[key] = spawn.get(key)
+        self.set_header("Cache-Control", "no-cache")
+        # the records quote event text verbatim: never let a browser sniff it as HTML
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(data))
+
+
+class DefaultServerSpawnAPIHandler(SpawnAPIHandler):
+    """One stored spawn of the default server."""
+
+    @needs_scope("read:servers")
+    async def get(self, user_name: str, spawn_id: str) -> None:
+        await self._serve(user_name, "", spawn_id)
+
+
+_USER = r"/api/richprogress/users/([^/]+)"
+_SERVER = _USER + r"/servers/([^/]*)"
+
+#: the endpoints' routes, relative to the hub prefix
+default_handlers: list[tuple[Any, ...]] = [
+    (_USER + r"/timeline", TimelineAPIHandler),
+    (_USER + r"/timeline\.txt", TimelineTextAPIHandler),
+    (_SERVER + r"/timeline", TimelineAPIHandler),
+    (_SERVER + r"/timeline\.txt", TimelineTextAPIHandler),
+    (_USER + r"/spawns", SpawnListAPIHandler),
+    (_SERVER + r"/spawns", SpawnListAPIHandler),
+    (_USER + r"/spawns/(-?\d+)", DefaultServerSpawnAPIHandler),
+    (_SERVER + r"/spawns/(-?\d+)", SpawnAPIHandler),
+]

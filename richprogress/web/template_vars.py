@@ -1,0 +1,90 @@
+"""The ``richprogress`` variable of our templates: ``template_helpers`` goes into
+``c.JupyterHub.template_vars`` (``richprogress.setup`` puts it there).
+
+Templates call ``richprogress.static_url``, ``richprogress.pending_data``,
+``richprogress.failure_view``, ``richprogress.viewer_name`` and, for the spawn history,
+``richprogress.history.failure_view`` and ``richprogress.history.notices``. Everything
+returns data (strings, numbers, dicts); Jinja autoescapes it and the browser code uses
+``textContent``, so no HTML is ever built from event or user text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from richprogress.web import urls
+from richprogress.web.views import pending
+from richprogress.web.views.failure import FailureView, failure_view
+from richprogress.web.views.history import failure_notices, stored_failure_view
+from richprogress.web.views.payloads import spawner_facts
+
+
+class HistoryHelpers:
+    """``richprogress.history`` in our templates."""
+
+    def __init__(self, viewer_name: str | None = None) -> None:
+        self.viewer_name = viewer_name
+
+    def failure_view(self, user: Any, server_name: str, hub_base_url: str) -> FailureView | None:
+        """The failure page from the store, when the server's last spawn failed and it is
+        neither running nor starting now."""
+        return stored_failure_view(user, server_name, hub_base_url, self.viewer_name)
+
+    def notices(self, user: Any, hub_base_url: str) -> list[dict[str, Any]]:
+        """One notice per server of ``user`` whose last start failed (and that is not
+        running or starting now), newest first."""
+        return failure_notices(user, hub_base_url)
+
+
+class TemplateHelpers:
+    """The ``richprogress`` variable of our templates.
+
+    ``viewer_name`` is the logged-in user (JupyterHub's ``current_user``), who is not the
+    page's ``user`` when an admin looks at someone else's server.
+    """
+
+    def __init__(self, viewer_name: str | None = None) -> None:
+        self.viewer_name = viewer_name
+
+    def static_url(self, hub_base_url: str, name: str) -> str:
+        return urls.static_url(hub_base_url, name)
+
+    @property
+    def history(self) -> HistoryHelpers:
+        """The spawn history's page helpers."""
+        return HistoryHelpers(self.viewer_name)
+
+    def pending_data(
+        self, spawner: Any, user: Any, hub_base_url: str, progress_url: str
+    ) -> dict[str, Any]:
+        return pending.pending_data(
+            spawner,
+            user.name,
+            hub_base_url=hub_base_url,
+            progress_url=progress_url,
+            viewer_name=self.viewer_name,
+        )
+
+    def failure_view(
+        self, user: Any, server_name: str, failed_message: str | None, hub_base_url: str
+    ) -> FailureView | None:
+        # .get, not [...]: JupyterHub's spawner dict creates a spawner on a missing key.
+        spawner = user.spawners.get(server_name or "")
+        timeline = getattr(spawner, "spawn_timeline", None)
+        return failure_view(
+            user.name,
+            server_name or "",
+            timeline,
+            failed_message,
+            hub_base_url=hub_base_url,
+            viewer_name=self.viewer_name,
+            facts=spawner_facts(spawner, timeline) if spawner is not None else None,
+            own_pod=pending.own_pod_name(spawner),
+        )
+
+
+def template_helpers(current_user: Any = None) -> TemplateHelpers:
+    """``template_vars`` value. JupyterHub calls it per page with the logged-in user, while
+    the page's own ``user`` variable is the user whose server it shows."""
+    name = getattr(current_user, "name", None)
+    return TemplateHelpers(name if isinstance(name, str) else None)

@@ -1,0 +1,171 @@
+"""The failure page as plain data: what went wrong and where, the steps, the folded
+timeline, the facts and the report, from a failed (or stopped) spawn's timeline.
+
+The page is ``not_running.html``; it reaches this through the template variable
+(``template_vars.TemplateHelpers.failure_view``, live) or the spawn history
+(``HistoryHelpers.failure_view``, stored). Jinja autoescapes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from richprogress.model.display import display_text
+from richprogress.model.records import PHASE_LABELS
+from richprogress.model.timeline import STOPPED_BEFORE_READY, SpawnTimeline
+from richprogress.model.times import format_clock, format_duration, time_ago, utc_text, utcnow
+from richprogress.story.diagnosis import diagnose
+from richprogress.story.folding import fold_records, is_fold
+from richprogress.story.steps import step_durations
+from richprogress.stream.spawn_facts import Facts
+from richprogress.web.urls import timeline_api_path
+from richprogress.web.views.payloads import timeline_report_text
+from richprogress.web.views.rows import (
+    breakable_parts,
+    fold_row,
+    for_viewer,
+    headline_parts,
+    main_pod,
+    record_row,
+    requested_row,
+)
+
+#: rows of the folded timeline on the failure page: with the summary, the facts and the
+#: buttons this fits a 1280x800 screenshot
+FAILURE_PAGE_ROWS = 12
+
+
+@dataclass
+class FailureView:
+    """Everything the failure page shows, as plain data."""
+
+    summary: str
+    hint: str | None
+    phase_label: str
+    user_name: str
+    server_name: str
+    started_iso: str
+    started_utc: str
+    ran_for: str
+    #: the summary without its long name (an image), which ``reference`` holds; the page
+    #: shows the name on its own line in monospace with a copy button
+    headline: str = ""
+    reference: str = ""
+    reference_parts: list[tuple[str, bool]] = field(default_factory=list)
+    #: "Gave up after" (the spawn failed) or "Stopped after" (someone stopped it)
+    ran_for_label: str = "Gave up after"
+    #: the user's pod, named here once instead of on every row
+    pod: str = ""
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    total_records: int = 0
+    report_text: str = ""
+    timeline_url: str = ""
+    #: the person looking is the server's owner ("Your server ..."); else an admin or a
+    #: shared-access user is looking, and the page names the owner instead
+    viewer_is_owner: bool = False
+    #: the facts an admin needs (label, value), shown in the facts box
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    #: "at +0:14, as waiting could not fix it" when fail-fast ended the spawn, else ""
+    stopped_early: str = ""
+    #: when the spawn ended (ISO 8601) and how long ago that was ("2 hours ago")
+    ended_iso: str | None = None
+    ended_ago: str = ""
+
+
+def failure_view(
+    user_name: str,
+    server_name: str,
+    timeline: SpawnTimeline | None,
+    failed_message: str | None = None,
+    *,
+    hub_base_url: str = "/hub/",
+    hub_url: str | None = None,
+    viewer_name: str | None = None,
+    facts: Facts | None = None,
+    own_pod: str | None = None,
+) -> FailureView | None:
+    """The failure page's data, or None when there is no timeline to tell from.
+
+    ``viewer_name`` is the logged-in user's name: the page says "Your server" only to the
+    owner (None, unknown, gives the neutral wording). ``own_pod`` is the user's pod name.
+    """
+    if timeline is None:
+        return None
+    # Arrival order, as the live page showed them: Kubernetes stamps first occurrences to the
+    # second, so sorting by them would put a repeat before the sub-second event before it.
+    records: list[dict[str, Any]] = list(timeline.records())  # type: ignore[arg-type]
+    message = timeline.failure_message if timeline.failure_message else failed_message
+    diagnosis = diagnose(records, message)  # type: ignore[arg-type]
+    finished = timeline.finished_at
+    steps = [
+        {
+            "label": step["label"],
+            "clock": format_clock(step.get("start")),
+            "duration": format_duration(step.get("duration")) or "?",
+        }
+        for step in step_durations(records, timeline.started_at, finished)  # type: ignore[arg-type]
+    ]
+    own_pod = own_pod or main_pod(records)
+    rows = [requested_row(timeline.started_at)]
+    floor: float | None = 0.0
+    for item in fold_records(
+        records,  # type: ignore[arg-type]
+        FAILURE_PAGE_ROWS,
+        decisive_id=diagnosis["record_id"],
+    ):
+        if is_fold(item):
+            rows.append(fold_row(item))  # type: ignore[arg-type]
+            continue
+        row = record_row(
+            item,  # type: ignore[arg-type]
+            diagnosis["record_id"],
+            timeline.started_at,
+            floor=floor,
+            own_pod=own_pod,
+        )
+        floor = row["since"] if row["since"] is not None else floor
+        rows.append(row)
+    phase = diagnosis["phase"]
+    owner = viewer_name is not None and viewer_name == user_name
+    summary = for_viewer(diagnosis["summary"], owner) or ""
+    headline, reference = headline_parts(summary)
+    return FailureView(
+        summary=display_text(summary),
+        headline=display_text(headline),
+        reference=display_text(reference),
+        reference_parts=breakable_parts(display_text(reference)),
+        hint=display_text(for_viewer(diagnosis["hint"], owner)) if diagnosis["hint"] else None,
+        phase_label=PHASE_LABELS.get(phase or "", "Unknown"),
+        user_name=display_text(user_name, 300),
+        server_name=display_text(server_name, 300),
+        started_iso=timeline.to_dict()["started"],
+        started_utc=utc_text(timeline.started_at),
+        ran_for=format_duration(timeline.elapsed()) or "unknown",
+        ran_for_label=(
+            "Stopped after" if timeline.failure_message == STOPPED_BEFORE_READY else "Gave up after"
+        ),
+        pod=display_text(own_pod or "", 300),
+        steps=steps,
+        rows=rows,
+        total_records=len(records),
+        report_text=timeline_report_text(
+            timeline, user=user_name, server_name=server_name, hub_url=hub_url, facts=facts
+        ),
+        # the pod has its own line above the admin facts: not twice
+        facts=[
+            (label, display_text(value, 300))
+            for label, value in facts or []
+            if not (label == "Pod" and own_pod)
+        ],
+        timeline_url=timeline_api_path(hub_base_url, user_name, server_name),
+        viewer_is_owner=owner,
+        stopped_early=(
+            f"at {format_clock(timeline.stopped_early.get('at'))}, as waiting could not fix it"
+            if timeline.stopped_early
+            else ""
+        ),
+        ended_iso=timeline.to_dict()["finished"],
+        ended_ago=time_ago(finished, utcnow()) if finished else "",
+    )

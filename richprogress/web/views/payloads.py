@@ -1,0 +1,43 @@
+"""What the timeline endpoints serve: a timeline as JSON with its diagnosis and facts, and
+the plain-text report "Copy details" puts on the clipboard."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from richprogress.model.timeline import SpawnTimeline
+from richprogress.story.diagnosis import diagnose
+from richprogress.story.report import render_report_text
+from richprogress.stream.spawn_facts import Facts, spawn_facts
+
+
+def timeline_payload(timeline: SpawnTimeline, facts: Facts | None = None) -> dict[str, Any]:
+    """What the JSON endpoint serves: ``to_dict()`` plus ``diagnosis`` (null unless failed)
+    and ``facts`` (``spawn_facts`` pairs; [] when not given)."""
+    data = timeline.to_dict()
+    data["diagnosis"] = (
+        dict(diagnose(data["records"], timeline.failure_message))
+        if timeline.outcome == "failed"
+        else None
+    )
+    data["facts"] = [list(pair) for pair in facts or []]
+    return data
+
+
+def timeline_report_text(
+    timeline: SpawnTimeline,
+    *,
+    user: str,
+    server_name: str,
+    hub_url: str | None,
+    facts: Facts | None = None,
+) -> str:
+    """The plain-text report "Copy details" puts on the clipboard."""
+    return render_report_text(
+        timeline_payload(timeline, facts), user=user, server_name=server_name, hub_url=hub_url
+    )
+
+
+def spawner_facts(spawner: Any, timeline: SpawnTimeline | None) -> Facts:
+    """The facts an admin needs about the spawner's last spawn (``stream.spawn_facts``)."""
+    return spawn_facts(spawner, timeline.records() if timeline is not None else ())
