@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         print("Stopping the demo...", flush=True)
     finally:
         hub.stop()
-    print(f"Stopped. The hub log is kept in {hub.log_path}", flush=True)
+        print(f"Stopped. The hub log is kept in {hub.log_path}", flush=True)
     return status
 
 
