@@ -33,7 +33,7 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
-from .processes import HOST, send_signal, descendant_pids, free_port, pid_alive, port_is_free
+from .processes import HOST, descendant_pids, free_port, pid_alive, port_is_free, send_signal
 
 CONFIG_FILE = Path(__file__).resolve().parent / "jupyterhub_config.py"
 _REPO_ROOT = Path(__file__).resolve().parents[2]
