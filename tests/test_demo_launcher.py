@@ -43,6 +43,55 @@ def test_demohub_starts_serves_and_stops_leaving_nothing() -> None:
     assert workdir is not None and not workdir.exists()
 
 
+def test_with_keep_logs_only_the_logs_outlive_the_stop() -> None:
+    # the launcher prints the hub log's path at start: after Ctrl-C the log is still there
+    with DemoHub(speed=50, keep_logs=True) as hub:
+        workdir, log = hub.workdir, hub.log_path
+        assert log.is_file()
+    assert workdir is not None
+    try:
+        assert sorted(path.name for path in workdir.iterdir()) == ["cluster.log", "jupyterhub.log"]
+        assert log.stat().st_size > 0
+    finally:
+        for path in workdir.iterdir():
+            path.unlink()
+        workdir.rmdir()
+
+
+def test_the_launcher_keeps_the_log_and_says_where(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    made: list[DemoHub] = []
+
+    class QuickHub(DemoHub):
+        def __init__(self, **kwargs: object) -> None:
+            super().__init__(**kwargs)  # type: ignore[arg-type]
+            made.append(self)
+
+        def start(self) -> str:
+            url = super().start()
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C as soon as it is up
+            return url
+
+    monkeypatch.setattr(launcher, "DemoHub", QuickHub)
+    previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        status = launcher.main(["--port", "0", "--speed", "50"])
+    finally:
+        signal.signal(signal.SIGINT, previous[0])
+        signal.signal(signal.SIGTERM, previous[1])
+    (hub,) = made
+    try:
+        out = capsys.readouterr().out
+        assert hub.keep_logs and hub.log_path.is_file()
+        assert f"Stopped. The hub log is kept in {hub.log_path}" in out, out
+        assert status in (0, 130)
+    finally:
+        for path in hub.log_path.parent.iterdir():
+            path.unlink()
+        hub.log_path.parent.rmdir()
+
+
 def test_demohub_serves_under_a_base_url() -> None:
     with DemoHub(speed=50, base_url="jh") as hub:
         assert hub.base_url == "/jh/"

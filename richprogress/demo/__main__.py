@@ -2,7 +2,8 @@
 
 Starts the simulated Kubernetes API, JupyterHub (dummy login, ``RichKubeSpawner``, one
 profile per scenario) and configurable-http-proxy on 127.0.0.1, prints the URL, and runs
-until Ctrl-C or SIGTERM, then stops everything it started.
+until Ctrl-C or SIGTERM, then stops everything it started. The hub's log, whose path it
+printed, stays where it was; the rest of the temporary folder is removed.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         metavar="DIR",
         help="keep the hub database, cookie secret and spawn history in DIR, so that a rerun "
-        "with the same DIR is a hub restart (default: a temporary folder, removed on exit)",
+        "with the same DIR is a hub restart (default: a temporary folder, removed on exit "
+        "but for the logs)",
     )
     parser.add_argument(
         "--history-url",
@@ -74,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         start_timeout=args.start_timeout,
         workdir=args.state_dir,
         history_url=args.history_url,
+        # the log path printed below must still hold the log after Ctrl-C
+        keep_logs=True,
     )
     print(f"Starting the richprogress demo (speed x{args.speed:g})...", flush=True)
     try:
@@ -101,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         print("Stopping the demo...", flush=True)
     finally:
         hub.stop()
-    print("Stopped.", flush=True)
+        print(f"Stopped. The hub log is kept in {hub.log_path}", flush=True)
     return status
 
 

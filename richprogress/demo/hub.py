@@ -1,6 +1,6 @@
 """DemoHub: a real JupyterHub on 127.0.0.1 wired to the simulated Kubernetes cluster.
 
-One and only purpose: start (and fully stop) the three processes of the demo:
+Starts (and fully stops) the three processes of the demo:
 
 1. the simulated Kubernetes API (``python -m richprogress.demo.cluster``),
 2. JupyterHub with ``richprogress/demo/jupyterhub_config.py``,
@@ -23,7 +23,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,7 +33,8 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
-HOST = "127.0.0.1"
+from .processes import HOST, descendant_pids, free_port, pid_alive, port_is_free, send_signal
+
 CONFIG_FILE = Path(__file__).resolve().parent / "jupyterhub_config.py"
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 LISTENING_PREFIX = "richprogress-cluster listening on "
@@ -46,25 +46,6 @@ _SLOWEST_SUCCESS_AT_SPEED_1 = 240.0
 
 class DemoHubError(RuntimeError):
     """The demo could not start; the message says what is missing or what failed."""
-
-
-def free_port(host: str = HOST) -> int:
-    """A TCP port that is free on ``host`` right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-def port_is_free(port: int, host: str = HOST) -> bool:
-    """Whether a TCP server could listen on ``host:port`` right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        # as node (CHP) does: a port whose old connections linger in TIME_WAIT is free
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
 
 
 def find_chp() -> str:
@@ -94,55 +75,6 @@ def default_start_timeout(speed: float) -> float:
     return max(10.0, round(_SLOWEST_SUCCESS_AT_SPEED_1 / max(speed, 0.01) + 6.0, 1))
 
 
-def descendant_pids(pid: int) -> list[int]:
-    """Pids of every living descendant of ``pid`` (Linux /proc), deepest last."""
-    children: dict[int, list[int]] = {}
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return []
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # the command name (field 2) may hold spaces and parentheses: split after the last ')'
-        fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) < 2:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found: list[int] = []
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # a zombie still answers kill(0); it is dead for our purposes
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state != "Z"
-
-
-def _kill(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 class DemoHub:
     """A JupyterHub + configurable-http-proxy + simulated cluster, as a context manager.
 
@@ -154,6 +86,9 @@ class DemoHub:
         workdir: where the database, cookie secret, spawn history, kubeconfig and logs go;
             a temporary folder (removed on stop) when None. A DemoHub started again on the
             same folder is a hub restart (same users, same cookies, same spawn history).
+        keep_logs: when the folder is a temporary one, remove everything in it on stop but
+            the hub's and the cluster's logs, so a log path printed at start still holds
+            the log afterwards (the launcher does; tests leave nothing behind).
         history_url: the spawn history's database (``c.SpawnHistory.url``); default a
             SQLite file in ``workdir``.
         extra_config: Python appended to the demo config (loaded after it), for tests.
@@ -170,6 +105,7 @@ class DemoHub:
         extra_config: str = "",
         ready_timeout: float = 60.0,
         history_url: str | None = None,
+        keep_logs: bool = False,
     ) -> None:
         if speed <= 0:
             raise ValueError(f"speed must be positive, not {speed!r}")
@@ -183,6 +119,7 @@ class DemoHub:
         self._workdir_arg = Path(workdir) if workdir is not None else None
         self.extra_config = extra_config
         self.history_url = history_url
+        self.keep_logs = keep_logs
         self.ready_timeout = ready_timeout
         #: an admin service token (scopes: admin:users, admin:servers, read/access:servers)
         self.api_token = secrets.token_hex(24)
@@ -483,13 +420,13 @@ class DemoHub:
         # whatever outlived its parent (CHP if the hub died hard, a notebook stand-in, ...)
         leftovers = [pid for pid in self._known_pids if pid_alive(pid)]
         for pid in leftovers:
-            _kill(pid, signal.SIGTERM)
+            send_signal(pid, signal.SIGTERM)
         deadline = time.monotonic() + 5
         while leftovers and time.monotonic() < deadline:
             time.sleep(0.05)
             leftovers = [pid for pid in leftovers if pid_alive(pid)]
         for pid in leftovers:
-            _kill(pid, signal.SIGKILL)
+            send_signal(pid, signal.SIGKILL)
         for log in self._log_files:
             log.close()  # type: ignore[attr-defined]
         self._log_files.clear()
@@ -500,7 +437,21 @@ class DemoHub:
             and self.workdir is not None
             and not os.environ.get("RICHPROGRESS_KEEP_DEMO_WORKDIR")
         ):
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            self._remove_workdir(self.workdir)
+
+    def _remove_workdir(self, workdir: Path) -> None:
+        """Remove the temporary folder, or with ``keep_logs`` all of it but the two logs."""
+        if not self.keep_logs:
+            shutil.rmtree(workdir, ignore_errors=True)
+            return
+        logs = {self.log_path.name, self.cluster_log_path.name}
+        for entry in workdir.iterdir():
+            if entry.name in logs:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
 
     def _terminate(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
         if proc.poll() is None:

@@ -117,13 +117,15 @@ c.KubeSpawner.profile_list = [
     _scenario(
         "image-not-found",
         "Image not found",
-        "The image does not exist in the registry: the pull fails and the spawn times out.",
+        "The image does not exist in the registry: the pull fails, and after the second failed "
+        "pull richprogress ends the start (in about 2 s at the default speed).",
         image="quay.io/jupyter/no-such-notebook:2026-11",
     ),
     _scenario(
         "no-node-fits",
         "No node fits",
-        "The server asks for a machine type no node or node group has: it is never scheduled.",
+        "The server asks for a machine type no node or node group has: the autoscaler cannot "
+        "add one, so richprogress ends the start once it has said so twice.",
     ),
     _scenario(
         "volume-provisioning",
@@ -138,7 +140,8 @@ c.KubeSpawner.profile_list = [
     _scenario(
         "out-of-memory",
         "Out of memory",
-        "The server starts, runs out of memory and is killed.",
+        "The server starts, runs out of memory and is killed; once it has been killed twice, "
+        "richprogress ends the start.",
     ),
     _scenario(
         "operator",

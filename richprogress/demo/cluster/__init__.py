@@ -1,4 +1,4 @@
-"""A simulated Kubernetes cluster for demos and tests (DESIGN.md contract 5).
+"""A simulated Kubernetes cluster for demos and tests, which need no real cluster.
 
 An aiohttp server speaking the Kubernetes REST and watch protocol that KubeSpawner 7.1 uses,
 with a simulated kubelet that plays scenario files (real event wording, real status

@@ -1,11 +1,11 @@
 """The simulated cluster's custom resource: a CRD-style ``JupyterServer`` an operator reconciles.
 
-One and only purpose: name the custom kind (group, version, plural) in one place, and make
+It names the custom kind (group, version, plural) in one place and makes
 its objects. The API serves it under ``/apis/<group>/<version>/...`` with the same list,
 watch, get, create and delete as core resources (see ``api.py``); scenarios emit events on
 it with ``"object": "JupyterServer"`` (see ``scenarios/README.md``). It stands for the
-custom resource of an operator-based spawner (kubespawner issue "Bring into line with the
-Kubernetes operator design pattern"): one object per user server, named like the pod.
+custom resource of an operator-based spawner (kubespawner's proposal to follow the Kubernetes
+operator design pattern): one object per user server, named like the pod.
 """
 
 from __future__ import annotations

@@ -1,0 +1,69 @@
+"""Retake the README's pictures from the demo, as a newcomer following the README sees it.
+
+Starts the demo hub at its defaults (``--speed 10``, so a 30 s start timeout), logs in as
+``alice`` and starts **Image not found** (the live failure, then the page after a reload),
+then as ``bob`` starts **Cluster scale-up** (the pending page while a machine is added).
+Needs what ``scripts/dev test`` installs (Debian's Chromium, Python Playwright)::
+
+    python3 docs/take_pictures.py          # writes docs/images/demo-*.png
+
+Look at the pictures before committing them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from playwright.sync_api import Page, expect, sync_playwright
+
+from richprogress.demo.browser import CHROMIUM, CHROMIUM_ARGS
+from richprogress.demo.hub import DemoHub
+
+IMAGES = Path(__file__).resolve().parent / "images"
+
+
+def log_in_and_start(page: Page, url: str, user: str, profile: str) -> None:
+    page.goto(url)
+    page.fill("#username_input", user)
+    page.fill("#password_input", "anything")
+    page.click("#login_submit")
+    page.wait_for_url(lambda current: "/hub/login" not in current)
+    page.goto(f"{url}hub/spawn")
+    page.check(f"#profile-item-{profile}")
+    page.locator("#spawn_form [type=submit]").click()
+    page.wait_for_url("**/hub/spawn-pending/**")
+
+
+def main() -> int:
+    with DemoHub() as hub, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            for user, profile in (("alice", "image-not-found"), ("bob", "scale-up")):
+                context = browser.new_context(viewport={"width": 1280, "height": 800})
+                context.set_default_timeout(60_000)
+                page = context.new_page()
+                log_in_and_start(page, hub.url, user, profile)
+                if profile == "image-not-found":
+                    expect(page.locator("#rp-failure")).to_be_visible(timeout=60_000)
+                    expect(page.locator("#rp-failure-summary")).to_contain_text("does not exist")
+                    page.wait_for_timeout(500)  # the last rows' fade-in
+                    page.screenshot(path=str(IMAGES / "demo-failed-live.png"))
+                    page.reload()
+                    expect(page.locator("#rp-summary")).to_contain_text("does not exist")
+                    page.screenshot(path=str(IMAGES / "demo-failed-after-reload.png"))
+                else:
+                    # while the machine is added: the scheduler's repeats fold into one row
+                    badge = page.locator("#progress-log .rp-count", has_text="x3")
+                    expect(badge.first).to_be_visible(timeout=60_000)
+                    page.wait_for_timeout(500)
+                    page.screenshot(path=str(IMAGES / "demo-pending.png"))
+                context.close()
+        finally:
+            browser.close()
+    print(f"wrote {IMAGES}/demo-failed-live.png, demo-failed-after-reload.png, demo-pending.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
