@@ -30,7 +30,6 @@ from richprogress.wording.fields import (
     normalize_message,
     read_event,
 )
-from richprogress.wording.operator_rules import OPERATOR_RULES
 from richprogress.wording.rules import Rule, RuleError, RuleSet, load_rules
 
 _default_rules_cache: list[Rule] | None = None
@@ -46,9 +45,7 @@ def default_rules() -> list[Rule]:
     global _default_rules_cache
     if _default_rules_cache is None:
         # Our callables depend on their groups alone, so their text may be reused.
-        # custom resources' rules first: they only match kinds the defaults do not word
-        rules = [*OPERATOR_RULES, *DEFAULT_RULES]
-        _default_rules_cache = load_rules(rules, option="default rules", pure_callables=True)
+        _default_rules_cache = load_rules(DEFAULT_RULES, option="default rules", pure_callables=True)
     return _default_rules_cache
 
 
