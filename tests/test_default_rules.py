@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from richprogress.model.records import PHASE_NAMES, SEVERITIES
-from richprogress.wording.default_rules import human_duration, human_size, memory_words
+from richprogress.wording.default_rules.images import human_duration, human_size
+from richprogress.wording.default_rules.kubelet import memory_words
+from richprogress.wording.default_rules.operators import OPERATOR_RULES
 from richprogress.wording.formatter import EventFormatter
-from richprogress.wording.operator_rules import OPERATOR_RULES
 from richprogress.wording.scheduling import summarize_scheduling
 
 KUBELET = "kubelet"

@@ -283,7 +283,7 @@ def test_operator_rules(kind, reason, type_, message, rule, sentence):
 
 
 def test_every_operator_rule_has_a_case_and_problems_a_hint():
-    from richprogress.wording.operator_rules import OPERATOR_RULES
+    from richprogress.wording.default_rules.operators import OPERATOR_RULES
 
     assert {rule["id"] for rule in OPERATOR_RULES} == {case[4] for case in RULE_CASES} - {None}
     for rule in OPERATOR_RULES:

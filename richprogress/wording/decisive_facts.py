@@ -1,6 +1,6 @@
 """The decisive fact of an event, in a few plain words, for the default rules' sentences.
 
-One and only purpose: read the one fact a person needs to act out of an event's own text
+Reads the one fact a person needs to act out of an event's own text
 (requested vs available CPU, memory used vs asked for, the pod holding a disk, what the file
 server said, the missing program), and say it in words with units people read. Pure
 functions of text; every function returns "" (or a neutral sentence) when the text does

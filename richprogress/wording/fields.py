@@ -1,8 +1,9 @@
 """Turn one Kubernetes (or custom) event dict into plain, trusted fields.
 
-One and only purpose: read whatever dict we are given (a core/v1 Event as the API returns it,
-kubespawner's custom ``{"message": ...}`` events, or junk) and return a ``Fields`` tuple of
-plain values: strings are ``str`` (never None, never holding lone surrogates), timestamps are
+Reads whatever dict we are given (a core/v1 Event as the API returns it, kubespawner's
+custom ``{"message": ...}`` events, or junk) once, into a ``Reading``: the raw values the
+formatter's record cache looks records up by, and from them a ``Fields`` tuple of plain
+values: strings are ``str`` (never None, never holding lone surrogates), timestamps are
 ISO 8601 UTC ending in ``Z``, the count is an int >= 1. It never raises.
 """
 
@@ -108,7 +109,9 @@ def _time(value: Any) -> str | None:
 
 
 def _times(get: Any, series: dict[str, Any], metadata: dict[str, Any]) -> tuple[str | None, str | None]:
-    """(timestamp, first_timestamp) of an event, by DESIGN.md contract 1's precedence."""
+    """(timestamp, first_timestamp) of an event: the last time is series.lastObservedTime,
+    else lastTimestamp, eventTime, firstTimestamp; the first is firstTimestamp, else
+    eventTime; creationTimestamp stands in for either when nothing else is set."""
     # Each present time is converted once (first and last are often the same string);
     # creationTimestamp only when nothing else is set.
     # A cached str is looked up inline (a call costs more than the lookup); _time does the rest.
@@ -157,49 +160,70 @@ def _count(count: Any, series: dict[str, Any]) -> int:
     return count if count <= MAX_COUNT else MAX_COUNT
 
 
-# Marks a value the fast reader does not handle (a non-dict ``source``): it equals no str or
-# None, so a lookup key holding it never finds a record made for another event.
-_ODD = object()
+#: One read of an event: ``(key, name, id, timestamp, first_timestamp, occurrences,
+#: careful)``, what the formatter's record cache looks it up by, and what the fields of its
+#: record are made from (``clean``), so that the event is read only once.
+#:
+#: ``key`` holds the event's *raw* values of every field that the record's wording depends
+#: on, except the involved object's ``name`` (kept apart, raw, as the formatter decides
+#: whether its rules read it): message, type, reason, kind, namespace, fieldPath,
+#: reportingComponent and, without one, source.component. Two events with equal keys get
+#: the same wording, because a key is only ever kept when ``clean`` says its values are all
+#: ``str`` or None, and nothing JSON can hold is equal to a str or None without being one.
+#: ``key`` is None for an unusual event (not a plain dict, no plain ``metadata.uid``, a name
+#: that is not plain ASCII, ...): that one is read the careful way into ``careful`` at once,
+#: and its record is not cached. The rest are the values a repeat changes, as ``Fields``
+#: has them. A plain tuple, not a NamedTuple: one is built for every event, and a
+#: NamedTuple costs three times as much to build.
+Reading = tuple[tuple[Any, ...] | None, Any, str, str | None, str | None, int, Fields | None]
 
 
-def read_event(event: Any) -> tuple[tuple[Any, ...], Any, str, str | None, str | None, int] | None:
-    """The cheap first look at a plain core/v1 Event dict, for the formatter's record cache.
+def clean(reading: Reading) -> tuple[Fields, bool]:
+    """The ``Fields`` of a reading, and whether its key may be kept (every value plain)."""
+    key, name, uid, timestamp, first_timestamp, count, careful = reading
+    if careful is not None:
+        return careful, False
+    # key is None only beside careful fields
+    return _clean(key, name, uid, timestamp, first_timestamp, count)  # type: ignore[arg-type]
 
-    Returns ``(key, name, uid, timestamp, first_timestamp, count)``, or None for anything
-    unusual (not a dict, no plain ``metadata.uid``, ...), which then takes ``normalize_event``.
-    ``key`` holds the event's *raw* values of every field that the record's wording depends
-    on, except the involved object's ``name`` (returned apart, raw, as the formatter decides
-    whether its rules read it). Two events with equal keys get the same wording, because a
-    key only ever stored is one whose values are all ``str`` or None (``fields_from_read``
-    gives None for any other, and the formatter stores nothing then), and
-    nothing JSON can hold is equal to a str or None without being one. The other returned
-    values are exactly what ``normalize_event`` would give.
+
+def read_event(event: Any) -> Reading:
+    """Read ``event`` once. Never raises, whatever ``event`` is.
+
+    This runs for every event on every progress stream, and most events have been seen
+    before (a repeat, another page), so a plain core/v1 Event dict is only looked at here:
+    its values are cleaned by ``clean`` when its record is not cached. Anything
+    unusual is read the careful way (other mappings copied to a dict first).
     """
     if type(event) is not dict:
-        return None
+        return _read_carefully(event)
     get = event.get
     involved = get("involvedObject")
     metadata = get("metadata")
     if type(involved) is not dict or type(metadata) is not dict:
-        return None
+        return _read_carefully(event)
     uid = metadata.get("uid")
     if type(uid) is not str or not uid or not uid.isascii():
-        return None
+        return _read_carefully(event)
+    iget = involved.get
+    name = iget("name")
+    # the name goes into a cached record as it is: only plain ASCII may
+    if name is not None and (type(name) is not str or not name.isascii()):
+        return _read_carefully(event)
     series = get("series")
     if series is None:
         series = _NO_DICT
     elif type(series) is not dict:
-        return None
-    iget = involved.get
+        return _read_carefully(event)
     component = get("reportingComponent")
-    if component:
+    if type(component) is str and component:
         source_component = None
     else:
         source = get("source")
         if type(source) is dict:
             source_component = source.get("component")
         else:
-            source_component = None if source is None else _ODD
+            source_component = None if source is None else _as_dict(source).get("component")
     key = (
         get("message"),
         get("type"),
@@ -214,7 +238,53 @@ def read_event(event: Any) -> tuple[tuple[Any, ...], Any, str, str | None, str |
     count = get("count")
     if type(count) is not int or count < 1 or count > MAX_COUNT:
         count = _count(count, series)
-    return key, iget("name"), uid, timestamp, first_timestamp, count
+    return key, name, uid, timestamp, first_timestamp, count, None
+
+
+def _read_carefully(event: Any) -> Reading:
+    """``read_event`` for anything that is not a plain Event dict: every value checked."""
+    event = _as_dict(event)
+    get = event.get
+    involved = _as_dict(get("involvedObject"))
+    metadata = _as_dict(get("metadata"))
+    series = get("series")
+    series = _as_dict(series) if series is not None else _NO_DICT
+    component = get("reportingComponent")
+    source_component = None if type(component) is str and component else _as_dict(get("source")).get("component")
+    key = (
+        get("message"),
+        get("type"),
+        get("reason"),
+        involved.get("kind"),
+        involved.get("namespace"),
+        involved.get("fieldPath"),
+        component,
+        source_component,
+    )
+    timestamp, first_timestamp = _times(get, series, metadata)
+    uid = _text(metadata.get("uid"))
+    fields = _clean(key, involved.get("name"), uid, timestamp, first_timestamp, _count(get("count"), series))[0]
+    if not uid:
+        # Only fields that stay the same when the event repeats (count and last time change).
+        uid = digest_id(
+            _text(metadata.get("namespace")),
+            _text(metadata.get("name")),
+            _text(involved.get("uid")),
+            fields.kind,
+            fields.name,
+            fields.field_path,
+            fields.reason,
+            fields.type,
+            fields.raw_message,
+            fields.first_timestamp,
+        )
+        fields = fields._replace(id=uid)
+    return None, fields.name, uid, timestamp, first_timestamp, fields.occurrences, fields
+
+
+def normalize_event(event: Any) -> Fields:
+    """Read ``event`` into ``Fields``. Never raises, whatever ``event`` is."""
+    return clean(read_event(event))[0]
 
 
 def _container(field_path: str) -> str | None:
@@ -227,89 +297,64 @@ def _container(field_path: str) -> str | None:
     return container
 
 
-def normalize_event(event: Any) -> Fields:
-    """Read ``event`` into ``Fields``. Never raises, whatever ``event`` is.
-
-    This runs for every event on every progress stream, so it reads plain dicts directly
-    (other mappings are copied to a dict first) and only slows down for unusual input.
-    """
-    event = _as_dict(event)
-    get = event.get
-    involved = _as_dict(get("involvedObject"))
-    metadata = _as_dict(get("metadata"))
-
-    # The common case (plain ASCII str) is tested inline; _text only runs for the rest.
-    raw_message = get("message")
-    if type(raw_message) is not str or not raw_message.isascii():
-        raw_message = _text(raw_message)
-    type_ = get("type")
-    if type(type_) is not str or not type_.isascii():
+def _clean(
+    key: tuple[Any, ...], name: Any, uid: str, timestamp: str | None, first_timestamp: str | None, count: int
+) -> tuple[Fields, bool]:
+    """``Fields`` from the raw values of a ``Reading``, and whether they were all plain
+    (str or None). Cleans as ``_text`` does: None is "", plain ASCII is kept, other text is
+    cleaned, numbers become text, anything else is ""."""
+    message, type_, reason, kind, namespace, field_path, component, source_component = key
+    plain = True
+    # Spelled out per value: a loop or a helper call costs more than the checks.
+    if type(message) is not str:
+        plain = plain and message is None
+        message = _text(message)
+    elif not message.isascii():
+        message = clean_str(message) or ""
+    if type(type_) is not str:
+        plain = plain and type_ is None
         type_ = _text(type_)
-    type_ = type_ or "Custom"
-    reason = get("reason")
-    if type(reason) is not str or not reason.isascii():
+    elif not type_.isascii():
+        type_ = clean_str(type_) or ""
+    if type(reason) is not str:
+        plain = plain and reason is None
         reason = _text(reason)
-    kind = involved.get("kind")
-    if type(kind) is not str or not kind.isascii():
+    elif not reason.isascii():
+        reason = clean_str(reason) or ""
+    if type(kind) is not str:
+        plain = plain and kind is None
         kind = _text(kind)
-    name = involved.get("name")
-    if type(name) is not str or not name.isascii():
+    elif not kind.isascii():
+        kind = clean_str(kind) or ""
+    if type(name) is not str:
+        plain = plain and name is None
         name = _text(name)
-    namespace = involved.get("namespace")
-    if type(namespace) is not str or not namespace.isascii():
+    elif not name.isascii():
+        name = clean_str(name) or ""
+    if type(namespace) is not str:
+        plain = plain and namespace is None
         namespace = _text(namespace)
-    field_path = involved.get("fieldPath")
-    if type(field_path) is not str or not field_path.isascii():
+    elif not namespace.isascii():
+        namespace = clean_str(namespace) or ""
+    if type(field_path) is not str:
+        plain = plain and field_path is None
         field_path = _text(field_path)
-    component = get("reportingComponent")
-    if type(component) is not str or not component.isascii():
+    elif not field_path.isascii():
+        field_path = clean_str(field_path) or ""
+    if type(component) is not str:
+        plain = plain and component is None
         component = _text(component)
-    if not component:
-        component = _text(_as_dict(get("source")).get("component"))
-
-    series = get("series")
-    series = _as_dict(series) if series is not None else _NO_DICT
-    timestamp, first_timestamp = _times(get, series, metadata)
-    count = _count(get("count"), series)
-
-    uid = _text(metadata.get("uid"))
-    if not uid:
-        # Only fields that stay the same when the event repeats (count and last time change).
-        uid = digest_id(
-            _text(metadata.get("namespace")),
-            _text(metadata.get("name")),
-            _text(involved.get("uid")),
-            kind,
-            name,
-            field_path,
-            reason,
-            type_,
-            raw_message,
-            first_timestamp,
-        )
-
-    return _assemble(uid, timestamp, first_timestamp, count, raw_message, type_, reason, kind, name, namespace,
-                     field_path, component)
-
-
-def _assemble(
-    uid: str,
-    timestamp: str | None,
-    first_timestamp: str | None,
-    count: int,
-    raw_message: str,
-    type_: str,
-    reason: str,
-    kind: str,
-    name: str,
-    namespace: str,
-    field_path: str,
-    component: str,
-) -> Fields:
-    """``Fields`` from clean values ("" when missing), shared by both ways of reading."""
+    elif not component.isascii():
+        component = clean_str(component) or ""
+    if type(source_component) is not str:
+        plain = plain and source_component is None
+        if not component:
+            component = _text(source_component)
+    elif not component:
+        component = source_component if source_component.isascii() else clean_str(source_component) or ""
     container = _container(field_path) if field_path else None
-    # tuple.__new__ skips NamedTuple's Python-level __new__ (3x faster; this is the hot path).
-    return _new_tuple(
+    type_ = type_ or "Custom"
+    fields = _new_tuple(
         Fields,
         (
             uid,
@@ -323,83 +368,11 @@ def _assemble(
             field_path or None,
             component or None,
             count,
-            raw_message,
-            (component, field_path, reason, raw_message, type_, kind, name, container or "", namespace),
+            message,
+            (component, field_path, reason, message, type_, kind, name, container or "", namespace),
         ),
     )
-
-
-def fields_from_read(
-    key: tuple[Any, ...], name: Any, uid: str, timestamp: str | None, first_timestamp: str | None, count: int
-) -> Fields | None:
-    """``Fields`` from what ``read_event`` returned, without reading the event again.
-
-    Gives exactly what ``normalize_event`` gives for that event; None (read it with
-    ``normalize_event``) unless the key and name are plain (every value a str or None).
-    """
-    message, type_, reason, kind, namespace, field_path, component, source_component = key
-    # Spelled out per value (a loop or a helper call costs more than the checks): None is
-    # "", plain ASCII is kept, other text is cleaned, anything else is not plain.
-    if type(message) is not str:
-        if message is not None:
-            return None
-        message = ""
-    elif not message.isascii():
-        message = clean_str(message) or ""
-    if type(type_) is not str:
-        if type_ is not None:
-            return None
-        type_ = ""
-    elif not type_.isascii():
-        type_ = clean_str(type_) or ""
-    if type(reason) is not str:
-        if reason is not None:
-            return None
-        reason = ""
-    elif not reason.isascii():
-        reason = clean_str(reason) or ""
-    if type(kind) is not str:
-        if kind is not None:
-            return None
-        kind = ""
-    elif not kind.isascii():
-        kind = clean_str(kind) or ""
-    if type(name) is not str:
-        if name is not None:
-            return None
-        name = ""
-    elif not name.isascii():
-        name = clean_str(name) or ""
-    if type(namespace) is not str:
-        if namespace is not None:
-            return None
-        namespace = ""
-    elif not namespace.isascii():
-        namespace = clean_str(namespace) or ""
-    if type(field_path) is not str:
-        if field_path is not None:
-            return None
-        field_path = ""
-    elif not field_path.isascii():
-        field_path = clean_str(field_path) or ""
-    if type(component) is not str:
-        if component is not None:
-            return None
-        component = ""
-    elif not component.isascii():
-        component = clean_str(component) or ""
-    if not component:
-        if type(source_component) is not str:
-            if source_component is not None:
-                return None
-            source_component = ""
-        elif not source_component.isascii():
-            source_component = clean_str(source_component) or ""
-        component = source_component
-    elif source_component is not None:
-        return None  # read_event only reads the source without a component
-    return _assemble(uid, timestamp, first_timestamp, count, message, type_ or "Custom", reason, kind, name,
-                     namespace, field_path, component)
+    return fields, plain
 
 
 def normalize_message(message: Any, *, id: str | None = None, timestamp: Any = None) -> Fields:

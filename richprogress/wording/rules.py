@@ -1,6 +1,6 @@
 """Formatting rules: validate and compile them once, then match events against them fast.
 
-One and only purpose: the rule engine. The rule format is kubespawner #910's
+The rule engine. The rule format is kubespawner #910's
 (``{"match": {field: regex}, "template": str | callable}``) with optional extensions::
 
     {
@@ -10,7 +10,7 @@ One and only purpose: the rule engine. The rule format is kubespawner #910's
         "severity": "error",                 # info | warning | error (else from the type)
         "hint": "Check the image name.",      # a template too, same groups
         "phase": "image",                     # one of records.PHASE_NAMES
-        "fatal": True,                        # waiting cannot fix it (DESIGN.md contract 7)
+        "fatal": True,                        # waiting cannot fix it (fail fast)
     }
 
 Semantics kept exactly from #910: each pattern is applied with ``re.match`` (anchored at the

@@ -1,6 +1,6 @@
 """Summarize why no machine can take the server, from scheduler and autoscaler messages.
 
-One and only purpose: turn a FailedScheduling message ("0/5 nodes are available: 2
+Turns a FailedScheduling message ("0/5 nodes are available: 2
 Insufficient cpu, 3 node(s) didn't match Pod's node affinity/selector. preemption: ...")
 or a cluster-autoscaler NotTriggerScaleUp message into one short plain sentence and a hint.
 Handles the formats of recent Kubernetes versions (1.22-1.33): "had untolerated taint
@@ -59,8 +59,8 @@ _HEALTH_TAINTS: dict[str, tuple[str, str, str]] = {
     "karpenter.sh/unregistered": ("starting", "is still starting up", "are still starting up"),
 }
 
-#: Keys whose items are about the user's storage, not about machines (issue: storage is not
-#: scheduling: these are worded as storage, and the rule puts them in the storage step).
+#: Keys whose items are about the user's storage, not about machines: storage is not
+#: scheduling, so these are worded as storage, and the rule puts them in the storage step.
 STORAGE_KEYS = frozenset({"pvc", "pvc-missing", "no-pv", "volume-affinity", "volume-zone", "disk-in-use", "volumes"})
 
 

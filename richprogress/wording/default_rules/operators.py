@@ -1,10 +1,10 @@
 """Default rules for events of custom resources: what operators and controllers report.
 
-One and only purpose: the wording of common controller reasons on objects that are not a
-pod or a PVC (an operator's ``JupyterServer``, a ``Workspace``, ...). Kept apart from
-``default_rules`` and tried *before* them, each rule restricted to kinds other than the
-core ones a spawn shows (``NOT_CORE_KIND``), so they cannot change what a pod's or a PVC's
-event says, and a kubelet ``Created`` or ``Failed`` still reaches its own rule.
+The wording of common controller reasons on objects that are not a pod or a PVC (an
+operator's ``JupyterServer``, a ``Workspace``, ...). Tried before the other default rules,
+each rule restricted to kinds other than the core ones a spawn shows (``NOT_CORE_KIND``), so
+they cannot change what a pod's or a PVC's event says, and a kubelet ``Created`` or
+``Failed`` still reaches its own rule.
 
 The reasons are conventions, not an API: controller-runtime operators (Kubebuilder,
 Operator SDK) and sample-controller emit ``Synced``/``Reconciled``, ``Created``/

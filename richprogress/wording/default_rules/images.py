@@ -1,0 +1,205 @@
+"""Default rules for kubelet's image manager: an image downloading, present, pulled, missing,
+refused, rate-limited, misnamed or never to be pulled.
+
+The pull-failure patterns are case-sensitive on purpose: registries and runtimes word these
+errors in fixed case, and case-insensitive scanning of long messages costs twice as much.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from richprogress.wording.default_rules.patterns import CONTAINER, IMAGE
+
+_DURATION_RE = re.compile(r"(?:(\d+)h)?(?:(\d+)m(?!s))?(?:([\d.]+)s)?(?:([\d.]+)ms)?\Z")
+
+
+def human_duration(text: str) -> str:
+    """Go durations ("2m32.639s", "498ms", "1h2m3s") in words ("2 min 33 s", "0.5 s")."""
+    found = _DURATION_RE.match(text)
+    if not text or found is None:
+        return text
+    hours, minutes, seconds, millis = found.groups()
+    total = float(seconds or 0) + float(millis or 0) / 1000
+    if hours or minutes:
+        secs = round(total)
+        mins = int(minutes or 0) + int(hours or 0) * 60
+        if secs == 60:
+            mins, secs = mins + 1, 0
+        return f"{mins} min {secs} s" if secs else f"{mins} min"
+    if total < 10:
+        return f"{total:.1f} s"
+    return f"{round(total)} s"
+
+
+def human_size(text: str) -> str:
+    """A byte count in words ("3922990416" -> "3.9 GB")."""
+    try:
+        size = float(text)
+    except ValueError:
+        return text
+    for unit in ("bytes", "kB", "MB", "GB", "TB"):
+        if size < 1000 or unit == "TB":
+            return f"{size:.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1000
+    return text  # pragma: no cover - the loop always returns
+
+
+def _pulled_sentence(image: str = "", container: str = "", duration: str = "", size: str = "", **_: str) -> str:
+    sentence = f"Downloaded the image {image} for the {container} container"
+    if duration:
+        sentence += f" in {human_duration(duration)}"
+    if size:
+        sentence += f" ({human_size(size)})"
+    return sentence
+
+
+def _unset_image(image: str) -> bool:
+    """KubeSpawner writes an unset image as "None" (or "None:None"): the admin's config."""
+    return image.split(":")[0].strip().lower() in ("", "none", "null")
+
+
+def _invalid_image_sentence(image: str = "", **_: str) -> str:
+    if _unset_image(image):
+        return f"No image is set for this server (its image name is {image or 'empty'})"
+    return f"The image name {image} is not a valid image name"
+
+
+def _invalid_image_hint(image: str = "", **_: str) -> str:
+    if _unset_image(image):
+        return "Ask your administrator: this server option has no image set."
+    return "Check the image name for typos (spaces, capital letters, a missing tag)."
+
+
+_PULL_HINT_MISSING = (
+    "Check the image name and tag for typos, or choose another image. "
+    "Your server cannot start with this image."
+)
+_PULL_HINT_DENIED = (
+    "Check the image name for typos. If the image is private, ask your administrator "
+    "to give the cluster access to it."
+)
+
+IMAGES: list[dict[str, Any]] = [
+    {
+        "id": "image-pulling",
+        "match": {"reason": r"Pulling\Z", "fieldPath": CONTAINER, "message": r"[Pp]ulling image " + IMAGE},
+        "template": "Downloading the image {image} for the {container} container",
+        "phase": "image",
+    },
+    {
+        "id": "image-cached",
+        "match": {"reason": r"Pulled\Z", "fieldPath": CONTAINER,
+                  "message": r"Container image " + IMAGE + r" already present on machine"},
+        "template": "The image {image} for the {container} container is already on the machine "
+        "(no download needed)",
+        "phase": "image",
+    },
+    {
+        "id": "image-pulled",
+        "match": {"reason": r"Pulled\Z", "fieldPath": CONTAINER,
+                  "message": r"Successfully pulled image " + IMAGE
+                             + r"(?: in (?P<duration>[\d.hms]+))?(?:.*?Image size: (?P<size>\d+) bytes)?"},
+        "template": _pulled_sentence,
+        "phase": "image",
+    },
+    {
+        "id": "image-not-found",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
+                  "message": r"(?s)Failed to pull image " + IMAGE
+                             + r"(?:.{0,2000}?)(?:: not found|code = NotFound|manifest unknown|name unknown)"},
+        "template": "The image {image} for the {container} container does not exist",
+        "severity": "error",
+        "fatal": True,
+        "hint": _PULL_HINT_MISSING,
+        "phase": "image",
+    },
+    {
+        "id": "image-access-denied",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
+                  "message": r"(?s)Failed to pull image " + IMAGE
+                             + r"(?:.{0,2000}?)(?:access denied|[Uu]nauthorized|failed to authorize|[Ff]orbidden"
+                               r"|authentication required|denied: |\b40[13]\b)"},
+        "template": "The image {image} for the {container} container could not be downloaded: "
+        "it does not exist or is private",
+        "severity": "error",
+        "fatal": True,
+        "hint": _PULL_HINT_DENIED,
+        "phase": "image",
+    },
+    {
+        "id": "image-rate-limited",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
+                  "message": r"(?s)Failed to pull image " + IMAGE
+                             + r"(?:.{0,2000}?)(?:toomanyrequests|[Tt]oo [Mm]any [Rr]equests|rate limit)"},
+        "template": "The image registry is limiting downloads of {image} right now; the cluster will try again",
+        "severity": "warning",
+        "hint": "Wait a few minutes. If it keeps happening, ask your administrator "
+        "(the cluster may need a registry login or a mirror).",
+        "phase": "image",
+    },
+    {
+        "id": "image-pull-failed",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER, "message": r"Failed to pull image " + IMAGE},
+        "template": "Downloading the image {image} for the {container} container failed; "
+        "the cluster will try again",
+        "severity": "warning",
+        "hint": "If it keeps failing, check the image name or ask your administrator.",
+        "phase": "image",
+    },
+    {
+        "id": "image-invalid-name",
+        "match": {"reason": r"InspectFailed\Z|InvalidImageName\Z",
+                  "message": r"(?s)(?:Failed to apply default image tag " + IMAGE + r")?"},
+        "template": _invalid_image_sentence,
+        "severity": "error",
+        "fatal": True,
+        "hint": _invalid_image_hint,
+        "phase": "image",
+    },
+    {
+        "id": "image-invalid-name-error",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER, "message": r"Error: InvalidImageName"},
+        "template": "The image name for the {container} container is not valid",
+        "severity": "error",
+        "fatal": True,
+        "hint": "Check the image name for typos (spaces, capital letters, a missing tag).",
+        "phase": "image",
+    },
+    {
+        "id": "image-never-pull",
+        "match": {"reason": r"ErrImageNeverPull\Z", "fieldPath": CONTAINER,
+                  "message": r"(?:Container image " + IMAGE + ")?"},
+        "template": "The image {image} for the {container} container is not on the machine, "
+        "and the server is set never to download it",
+        "severity": "error",
+        "fatal": True,
+        "hint": "Ask your administrator: the image pull policy is 'Never'.",
+        "phase": "image",
+    },
+    {
+        "id": "image-err-pull",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER, "message": r"Error: ErrImagePull"},
+        "template": "Could not download the image for the {container} container",
+        "severity": "error",
+        "hint": "See the message above about the image for the reason.",
+        "phase": "image",
+    },
+    {
+        "id": "image-pull-backoff",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER, "message": r"Error: ImagePullBackOff"},
+        "template": "Waiting before trying again to download the image for the {container} container",
+        "severity": "warning",
+        "hint": "Downloading the image failed before; see the earlier message for why.",
+        "phase": "image",
+    },
+    {
+        "id": "image-backoff-pulling",
+        "match": {"reason": r"BackOff\Z", "fieldPath": CONTAINER, "message": r"Back-off pulling image " + IMAGE},
+        "template": "Waiting before trying again to download the image {image} for the {container} container",
+        "severity": "warning",
+        "hint": "Downloading the image failed before; see the earlier message for why.",
+        "phase": "image",
+    },
+]
