@@ -36,6 +36,7 @@ from richprogress.typical.cache import typical_for_spawner
 from richprogress.typical.words import PageView, page_view
 from richprogress.web import paths
 from richprogress.web.row_text import breakable_parts, headline_parts, main_pod, shown_pills
+from richprogress.web.vocabulary import vocabulary
 
 #: rows of the folded timeline on the failure page: with the summary, the facts and the
 #: buttons this fits a 1280x800 screenshot
@@ -452,6 +453,7 @@ def pending_data(
         "ownPod": own_pod_name(spawner),
         # issue 12: typical start times in words (a dict lookup; null: the page reads as before)
         "typical": typical_page_view(spawner) if pending else None,
+        "vocabulary": vocabulary(),  # the names and words static/ would otherwise copy
     }
 
 
