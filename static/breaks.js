@@ -1,7 +1,7 @@
 // richprogress: long names (image references, node names) that break only where a reader
 // expects: after "/" and ":" (and "." in host names), never at a hyphen, which reads like a
 // typo ("no-/such-notebook"). Built with text nodes and <wbr> elements, never HTML.
-// The failure page gets the same parts from richprogress/row_text.py (breakable_parts);
+// The failure page gets the same parts from richprogress/web/views/rows.py (breakable_parts);
 // keep the two in step (tests/test_row_text.py runs both on the same table).
 
 /** Tokens this long or longer that hold one of "-/:." are kept whole between break points. */
@@ -54,7 +54,7 @@ function splitParts(text) {
 // break opportunity inside (Unicode line breaking never breaks between letters and digits,
 // nor before "/", ":" or "."), so it needs no nowrap span of its own: a text node is
 // enough. Only a piece that could break inside (at a hyphen, say) gets span.rp-nobr.
-// About half the elements of a long name, on every row that names an image (issue 14).
+// About half the elements of a long name, on every row that names an image: fewer to lay out.
 const UNBREAKABLE = /^[A-Za-z0-9_]*[/:.]?$/;
 
 /**
@@ -86,7 +86,7 @@ export function appendBreakable(parent, text) {
   parent.append(...nodes);
 }
 
-/** A name worth its own line in a headline (see richprogress/row_text.py headline_parts). */
+/** A name worth its own line in a headline (see richprogress/web/views/rows.py headline_parts). */
 const REFERENCE = /["'“]?(?<ref>[^\s"'“”]{12,}?)["'”]?(?=[.,;:!?)]*(?:\s|$))/g;
 
 /**
@@ -96,14 +96,14 @@ const REFERENCE = /["'“]?(?<ref>[^\s"'“”]{12,}?)["'”]?(?=[.,;:!?)]*(?:\s
  * @param {string} text
  * @returns {[string, string]}
  */
-/** What an image reference (or a similar name) is made of (row_text.py _NAME). */
+/** What an image reference (or a similar name) is made of (web/views/rows.py _NAME). */
 const NAME = /^[A-Za-z0-9._\/:@+-]+$/;
 
 export function headlineParts(text) {
   for (const match of String(text).matchAll(REFERENCE)) {
     const ref = match.groups.ref;
     if ((ref.includes("/") || ref.includes(":")) && !ref.endsWith(":")) {
-      // not a name a registry could hold: keep the sentence whole (richprogress/row_text.py)
+      // not a name a registry could hold: keep the sentence whole (richprogress/web/views/rows.py)
       if (!NAME.test(ref)) return [text, ""];
       const before = text.slice(0, match.index).trimEnd();
       const after = text.slice(match.index + match[0].length).trimStart();

@@ -1,5 +1,5 @@
-// richprogress: the live cause banner of the pending page (DESIGN.md contract 7).
-// An ES module imported by richprogress.js; text reaches the DOM only through textContent.
+// richprogress: the live cause banner of the pending page. An ES module imported by
+// pages/pending.js; text reaches the DOM only through textContent.
 //
 // The hub sends the spawn's live diagnosis on the progress stream as "diagnosis" whenever
 // it changes (null when a problem cleared). This module shows it above the timeline, in
@@ -12,48 +12,38 @@
 //                             with aria-atomic, and it changes only when the cause changes,
 //                             so a screen reader hears it once, not for every row
 //     #rp-live-kicker         "Still trying" / "This will not fix itself" / "Stopped early"
+//                             (vocabulary.liveKickers: the page's data, from Python)
 //     #rp-live-summary        the cause, one sentence
 //     #rp-live-hint           what the user can do
 //     #rp-live-stop           "Stop and change options": stops the server, then opens the
 //                             spawn form (hidden while "trying")
 //   #rp-step-state            after #rp-step: the state in words beside the step label
+//                             (vocabulary.liveStepStates)
 //   #progress-bar             .bg-danger while hopeless, .rp-bar-trying while trying
 //   #rp-step                  aria-live turned off while the banner speaks for it
 
 /**
- * The live diagnosis on the progress stream (richprogress.hopeless.LiveDiagnosis).
+ * The live diagnosis on the progress stream (richprogress/story/fail_fast.py LiveDiagnosis).
  * @typedef {Object} LiveDiagnosis
  * @property {string} summary      the cause, one sentence (the failure page's)
  * @property {?string} hint        what the user can do
- * @property {?string} phase       the step it is about (a PHASES name)
+ * @property {?string} phase       the step it is about (a vocabulary.phases name)
  * @property {?string} record_id   the record that explains it
- * @property {string} state        one of LIVE_STATES
+ * @property {string} state        one of vocabulary.liveStates
  * @property {boolean} fatal       waiting cannot fix it
  * @property {number} count        how many times it happened
  */
 
-// -- vocabulary: must equal richprogress/hopeless.py LIVE_STATES (tests check it) --------
-export const LIVE_STATES = ["trying", "hopeless", "stopped"];
-// -- end of vocabulary ---------------------------------------------------------------------
-
-export const KICKERS = {
-  trying: "Still trying",
-  hopeless: "This will not fix itself",
-  stopped: "Stopped early: waiting would not fix this",
-};
-
-const STEP_STATES = {
-  trying: "still trying",
-  hopeless: "cannot continue",
-  stopped: "stopped",
-};
-
 export class LiveBanner {
   /**
-   * @param {{stopUrl: string, spawnUrl: string, xsrf: () => string, beforeStop: () => void}} options
+   * @param {{stopUrl: string, spawnUrl: string, xsrf: () => string, beforeStop: () => void,
+   *          vocabulary: import("./rows.js").Vocabulary}} options
    */
   constructor(options) {
     this.options = options;
+    this.states = options.vocabulary.liveStates;
+    this.kickers = options.vocabulary.liveKickers;
+    this.stepStates = options.vocabulary.liveStepStates;
     this.box = document.getElementById("rp-live");
     this.kicker = document.getElementById("rp-live-kicker");
     this.summary = document.getElementById("rp-live-summary");
@@ -78,7 +68,7 @@ export class LiveBanner {
   /** @param {?LiveDiagnosis} diagnosis  null: nothing is wrong (any more) */
   update(diagnosis) {
     if (!this.usable) return;
-    const state = diagnosis && LIVE_STATES.includes(diagnosis.state) ? diagnosis.state : null;
+    const state = diagnosis && this.states.includes(diagnosis.state) ? diagnosis.state : null;
     const key = state ? `${state}\n${diagnosis.summary}\n${diagnosis.hint || ""}` : null;
     if (key === this.shown) return; // unchanged: say nothing again
     this.shown = key;
@@ -93,12 +83,12 @@ export class LiveBanner {
     // the banner announces the change; the step label must not say it a second time
     if (this.step) this.step.setAttribute("aria-live", "off");
     this.box.dataset.state = state;
-    this.kicker.textContent = KICKERS[state];
+    this.kicker.textContent = this.kickers[state];
     this.summary.textContent = diagnosis.summary || "";
     this.hint.textContent = diagnosis.hint ? `What you can do: ${diagnosis.hint}` : "";
     this.hint.hidden = !diagnosis.hint;
     this.button.hidden = state === "trying";
-    this.stepState.textContent = `(${STEP_STATES[state]})`;
+    this.stepState.textContent = `(${this.stepStates[state]})`;
     this.stepState.dataset.state = state;
     this.stepState.hidden = false;
     this.box.hidden = false;

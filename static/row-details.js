@@ -1,4 +1,4 @@
-// richprogress: the Kubernetes detail of a timeline row, one click away (issue 8).
+// richprogress: the Kubernetes detail of a timeline row, one click away.
 //
 // Each row keeps its one line of sentence; a small "Details" button (a real <button>, so
 // keyboard and screen readers reach it, with aria-expanded) opens a list under the
@@ -10,11 +10,11 @@
 //
 // The failure page renders the <dl> on the server (templates/richprogress/rows.html, the
 // same labels). The live page builds it from the record only when a row is first opened
-// (issue 14: a 1000-row replay built 1000 hidden lists nobody opened); until then the
+// (a 1000-row replay used to build 1000 hidden lists nobody opened); until then the
 // button has no aria-controls, since the list it would name does not exist yet. One click
 // listener on the list serves every row. Text only via textContent.
 
-// Characters shown as escapes, as richprogress/display.py does: C0 (but tab and newline),
+// Characters shown as escapes, as richprogress/model/display.py does: C0 (but tab and newline),
 // DEL, C1, and bidirectional controls that would reorder the rest of a sentence.
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
@@ -62,7 +62,7 @@ function utc(iso) {
 
 /**
  * The rows of the details list for a record, as [label, value] pairs (empty values left out).
- * @param {import("./richprogress.js").EventRecord} record
+ * @param {import("./rows.js").EventRecord} record
  * @returns {Array<[string, string]>}
  */
 export function detailPairs(record) {
@@ -89,7 +89,7 @@ let serial = 0;
  * What a live row's details are built from, and what is built: keyed by the row, so a
  * refill (the count grew) updates the same button and list. Nothing of it in attributes.
  * @typedef {Object} RowDetails
- * @property {import("./richprogress.js").EventRecord} record
+ * @property {import("./rows.js").EventRecord} record
  * @property {HTMLButtonElement} button
  * @property {?HTMLElement} list   null until first opened
  */
@@ -186,7 +186,7 @@ export function listenForToggles(root) {
  * row, and focus the returned button once the new body has replaced it.
  * @param {HTMLElement} row   .rp-event
  * @param {HTMLElement} body  the row's new .rp-body, not yet in the row
- * @param {import("./richprogress.js").EventRecord} record
+ * @param {import("./rows.js").EventRecord} record
  * @param {string} message    the sentence the row shows (names the button)
  * @returns {?HTMLButtonElement}  the button to focus again, if it had the focus
  */

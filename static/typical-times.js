@@ -1,7 +1,7 @@
-// richprogress: typical start times on the pending page (issue 12). An ES module imported
-// by richprogress.js; text reaches the DOM only through textContent.
+// richprogress: typical start times on the pending page. An ES module imported by
+// pages/pending.js; text reaches the DOM only through textContent.
 //
-// The words come from Python (richprogress/typical_words.py page_view, in the page's JSON
+// The words come from Python (richprogress/typical/words.py page_view, in the page's JSON
 // as data.typical); this module only adds the running clock and moves the bar:
 //
 //   #rp-typical          near the clock: "Usually ready in about 3 min (9 in 10 within
@@ -11,23 +11,25 @@
 //   #rp-typical-longer   "This is taking longer than usual", once the step runs past its
 //                        p90 or the whole start past its p90, as the words round them
 //                        (calm: muted, not red); the spawner's patience row says it then
-//                        too (richprogress/patience.py)
+//                        too (richprogress/stream/patience.py)
 //   #progress-bar        moved inside a step by expected time (progressInStep), never back
 //
 // Without data.typical the page reads exactly as without this module.
 
+import { formatElapsed } from "./clock.js";
+
 /**
- * One step's typical time (typical_words.StepView).
+ * One step's typical time (typical/words.py StepView).
  * @typedef {Object} StepView
  * @property {string} text   "Adding a machine usually takes 2-4 min"
  * @property {number} p50    seconds
  * @property {number} p90    seconds
  * @property {number} [late]  seconds in the step after which it is "longer than usual":
- *                            the p90 as the text words it (typical_words.late_after)
+ *                            the p90 as the text words it (typical/words.py late_after)
  */
 
 /**
- * The page's typical times (typical_words.PageView).
+ * The page's typical times (typical/words.py PageView).
  * @typedef {Object} PageView
  * @property {?string} usually    "Usually ready in about 3 min (9 in 10 within 5 min)"
  * @property {?number} total_p90  seconds
@@ -36,30 +38,21 @@
  * @property {string} longer      "This is taking longer than usual"
  */
 
-/** "m:ss" or "h:mm:ss" (richprogress/report.py format_clock without its "+"). */
-function clockText(seconds) {
-  const total = Math.max(0, Math.floor(seconds));
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = String(total % 60).padStart(2, "0");
-  return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
-}
-
 /**
- * "Adding a machine usually takes 2-4 min; 1:20 so far" (typical_words.step_usually).
+ * "Adding a machine usually takes 2-4 min; 1:20 so far" (typical/words.py step_usually).
  * @param {?StepView} view
  * @param {?number} soFar  seconds in the step
  */
 export function stepLine(view, soFar) {
   if (!view) return null;
   if (soFar === null || soFar === undefined || !Number.isFinite(soFar)) return view.text;
-  return `${view.text}; ${clockText(soFar)} so far`;
+  return `${view.text}; ${formatElapsed(soFar)} so far`;
 }
 
 /**
- * Where the bar stands while a step runs (typical_words.progress_in_step): the step's own
+ * Where the bar stands while a step runs (typical/words.py progress_in_step): the step's own
  * percent, halfway to the next step's at the step's p50, never reaching it.
- * @param {Array<[string, string, number]>} phases  PHASES of richprogress.js
+ * @param {Array<[string, string, number]>} phases  the page's vocabulary.phases
  * @param {?StepView} view
  * @param {string} step
  * @param {number} stepElapsed  seconds
@@ -77,7 +70,7 @@ export function progressInStep(phases, view, step, stepElapsed) {
 
 /**
  * Whether the step, or the whole start, runs past its p90 as the page words it
- * (typical_words.is_longer_than_usual; the spawner's "Still waiting" row says it then too).
+ * (typical/words.py is_longer_than_usual; the spawner's "Still waiting" row says it then too).
  * @param {?StepView} view  @param {?number} stepSeconds
  * @param {?number} totalLate  the start's late_after (or its p90)  @param {?number} totalSeconds
  */

@@ -242,12 +242,12 @@ def test_bad_format_is_400(failed_spawns: Hub) -> None:
 def test_static_file_served_under_base_url_with_version(running_hub: Hub) -> None:
     from richprogress.web.urls import static_url
 
-    url = static_url(BASE_URL + "hub/", "richprogress.js")
-    assert url.startswith("/prefix/hub/richprogress/static/richprogress.js?v=")
+    url = static_url(BASE_URL + "hub/", "pages/pending.js")
+    assert url.startswith("/prefix/hub/richprogress/static/pages/pending.js?v=")
     r = requests.get(f"http://127.0.0.1:{running_hub.url.split(':')[2].split('/')[0]}{url}", timeout=10)
     assert r.status_code == 200
     assert "javascript" in r.headers["Content-Type"]
-    assert "export const SEVERITIES" in r.text
+    assert "class PendingPage" in r.text
     # versioned URLs may be cached for long: the version changes with the content
     assert "max-age" in r.headers.get("Cache-Control", "")
 
@@ -289,7 +289,7 @@ def test_failure_page_after_reload_names_the_cause(failed_spawns: Hub) -> None:
     assert 'id="start"' in page and 'href="/prefix/hub/spawn/alice' in page
     # our CSS and JS, cache-busted, under the base_url
     assert "/prefix/hub/richprogress/static/richprogress.css?v=" in page
-    assert "/prefix/hub/richprogress/static/richprogress.js?v=" in page
+    assert "/prefix/hub/richprogress/static/pages/failure.js?v=" in page
 
 
 def test_failure_page_escapes_event_text(failed_spawns: Hub) -> None:

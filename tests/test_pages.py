@@ -452,7 +452,7 @@ def test_pending_page_says_your_server_only_to_its_owner(
     doc, data = pending_page("alice", "", timeline([], outcome="pending"), viewer=viewer)
     assert " ".join(doc.by_id("rp-title").text().split()) == title
     assert doc.by_id("rp-elapsed-label").text().strip() == clock_label
-    # the live failure heading (static/richprogress.js) reads the same flag
+    # the live failure heading (static/pages/pending.js) reads the same flag
     assert data["viewerIsOwner"] is is_owner
 
 
@@ -469,7 +469,7 @@ def test_pending_page_loads_our_module_cache_busted_under_base_url() -> None:
     doc, data = pending_page("alice", "", timeline([], outcome="pending"))
     modules = doc.find_all("script", type="module")
     assert len(modules) == 1
-    assert (modules[0].attrs["src"] or "").startswith("/prefix/hub/richprogress/static/richprogress.js?v=")
+    assert (modules[0].attrs["src"] or "").startswith("/prefix/hub/richprogress/static/pages/pending.js?v=")
     # the stock inline script (jQuery, .html() of messages) is gone; what JupyterHub's own
     # test_pages::test_spawn_pending and admins' scripts read stays: the body's first inline
     # script opens the EventSource on the progress URL

@@ -47,7 +47,7 @@ def record(id: str, phase: str, at: float) -> dict[str, Any]:
 
 
 def page_says_longer(typical: Typical | None, arrivals: list[tuple[float, str, str]], now: float) -> bool:
-    """What the page shows at ``now`` (richprogress.js advanceStep + TypicalLine.tick): the
+    """What the page shows at ``now`` (static/pages/pending.js advanceStep + TypicalLine.tick): the
     furthest step reached, timed from the record that reached it."""
     step, start = None, None
     for at, _id, phase in arrivals:

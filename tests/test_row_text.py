@@ -1,5 +1,5 @@
 """How a row reads, on both pages: richprogress/web/views/rows.py (failure page, Jinja) and
-static/breaks.js + static/richprogress.js (live page) must agree, case by case."""
+static/breaks.js + static/rows.js + static/headline.js (live page) must agree, case by case."""
 
 from __future__ import annotations
 
@@ -86,10 +86,11 @@ def test_own_pod_and_container_and_plain_types_are_not_repeated_on_rows() -> Non
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_js_agrees_with_python() -> None:
     breaks = json.dumps((STATIC / "breaks.js").as_uri())
-    page = json.dumps((STATIC / "richprogress.js").as_uri())
+    rows = json.dumps((STATIC / "rows.js").as_uri())
+    headline = json.dumps((STATIC / "headline.js").as_uri())
     js = node_json(
         f"import {{ breakableParts, headlineParts }} from {breaks};"
-        f"import {{ shownPills, forViewer }} from {page};"
+        f"import {{ shownPills }} from {rows}; import {{ forViewer }} from {headline};"
         f"const texts = {json.dumps(TEXTS)}, heads = {json.dumps(HEADLINES)}, pills = {json.dumps(PILLS)};"
         "console.log(JSON.stringify({"
         "  breaks: texts.map(breakableParts),"

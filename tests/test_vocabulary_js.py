@@ -1,8 +1,11 @@
-"""static/richprogress.js agrees with richprogress/records.py and builds no HTML from strings.
+"""The pages' vocabulary comes from Python, and static/ builds no HTML from strings.
 
-The browser module keeps its own copy of the severities and phases (it ships without a
-build step); these tests fail when the two drift apart. Where node is installed, the
-module's clock formatting is also run and compared with the Python one.
+The browser modules ship without a build step. The severities, the spawn's steps, the live
+states and the words the page says about them reach the page in its JSON data
+(``richprogress/web/views/vocabulary.py``, ``data.vocabulary``) instead of being copied into
+the JavaScript; these tests check that the vocabulary covers every name, that static/
+keeps no copy of it, and (where node is installed) that the modules' clock and row
+placement read as the Python ones do.
 """
 
 from __future__ import annotations
@@ -18,28 +21,44 @@ from node_module import node_json
 
 from richprogress.model.records import PHASES, SEVERITIES
 from richprogress.model.times import format_clock, parse_timestamp
+from richprogress.story.fail_fast import LIVE_STATES
 from richprogress.web.views.rows import row_moment
+from richprogress.web.views.vocabulary import vocabulary
 
 REPO = Path(__file__).resolve().parents[1]
-JS = REPO / "static" / "richprogress.js"
+STATIC = REPO / "static"
+MODULES = sorted(STATIC.rglob("*.js"))
 TEMPLATES = REPO / "templates"
 
 
-def js_constant(name: str) -> object:
-    """The JSON value of ``export const NAME = [...];`` in the module."""
-    source = JS.read_text()
-    match = re.search(rf"export const {name} = (\[.*?\]);\n", source, re.DOTALL)
-    assert match, f"{name} not found in {JS.name}"
-    literal = re.sub(r",(\s*[\]}])", r"\1", match.group(1))  # JS allows trailing commas
-    return json.loads(literal)
+def test_the_vocabulary_is_pythons() -> None:
+    words = vocabulary()
+    assert words["severities"] == list(SEVERITIES)
+    assert [list(phase) for phase in json.loads(json.dumps(words["phases"]))] == [list(p) for p in PHASES]
+    assert words["liveStates"] == list(LIVE_STATES)
 
 
-def test_severities_match_python() -> None:
-    assert js_constant("SEVERITIES") == list(SEVERITIES)
+def test_every_step_and_live_state_has_its_words() -> None:
+    words = vocabulary()
+    assert list(words["stepStates"]) == [name for name, _, _ in PHASES]
+    assert list(words["liveKickers"]) == list(LIVE_STATES)
+    assert list(words["liveStepStates"]) == list(LIVE_STATES)
+    assert set(words["cannotContinueStates"]) <= set(LIVE_STATES)
+    assert all(text.strip() for group in ("stepStates", "liveKickers", "liveStepStates", "cannotContinueStates")
+               for text in words[group].values())
 
 
-def test_phases_match_python() -> None:
-    assert js_constant("PHASES") == [list(phase) for phase in PHASES]
+def test_static_keeps_no_copy_of_the_vocabulary() -> None:
+    words = vocabulary()
+    sentences = [label for _, label, _ in PHASES] + [
+        text for group in ("stepStates", "liveKickers", "cannotContinueStates") for text in words[group].values()
+    ]
+    for module in MODULES:
+        # comments may quote the words; code must read them from data.vocabulary
+        code = re.sub(r"/\*.*?\*/", "", module.read_text(), flags=re.DOTALL)
+        source = "\n".join(line for line in code.splitlines() if not line.lstrip().startswith("//"))
+        for sentence in sentences:
+            assert f'"{sentence}"' not in source, (module.name, sentence)
 
 
 @pytest.mark.parametrize(
@@ -54,10 +73,10 @@ def test_phases_match_python() -> None:
         pytest.param(r"\.html\(", id="jquery-html"),
     ],
 )
-@pytest.mark.parametrize("module", sorted(p.name for p in (REPO / "static").glob("*.js")))
+@pytest.mark.parametrize("module", [p.relative_to(STATIC).as_posix() for p in MODULES])
 def test_module_builds_no_html_from_strings(pattern: str, module: str) -> None:
-    # every module the page imports, not only the entry point (rows, details, breaks, ...)
-    source = (REPO / "static" / module).read_text()
+    # every module the pages import, not only the entry points (rows, details, breaks, ...)
+    source = (STATIC / module).read_text()
     code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//"))
     assert not re.search(pattern, code)
 
@@ -67,14 +86,25 @@ def test_templates_never_mark_text_safe() -> None:
         assert not re.search(r"\|\s*safe\b", template.read_text()), template
 
 
+def header(source: str) -> str:
+    """A module's leading comment block: where it documents the ids it uses."""
+    lines = []
+    for line in source.splitlines():
+        if not line.startswith("//"):
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def test_documented_ids_exist_in_templates_or_module() -> None:
-    source = JS.read_text()
-    header = source.split("// -- the vocabulary")[0]
-    ids = set(re.findall(r"#([a-z][\w-]+)", header))
+    sources = "\n".join(module.read_text() for module in MODULES)
+    ids = set()
+    for module in MODULES:
+        ids |= set(re.findall(r"#([a-z][\w-]+)", header(module.read_text())))
     assert {"progress-bar", "progress-log", "rp-elapsed", "rp-step", "rp-summary"} <= ids
     markup = "\n".join(t.read_text() for t in TEMPLATES.rglob("*.html"))
     for ident in sorted(ids):
-        assert f'id="{ident}"' in markup or f'"{ident}"' in source, ident
+        assert f'id="{ident}"' in markup or f'"{ident}"' in sources, ident
 
 
 CLOCKS = [0, 0.4, 7, 59.9, 60, 151, 3599, 3600, 3723]
@@ -83,7 +113,7 @@ CLOCKS = [0, 0.4, 7, 59.9, 60, 151, 3599, 3600, 3723]
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_js_clock_matches_python_clock() -> None:
     script = (
-        f"import {{ formatClock }} from {json.dumps(JS.as_uri())};"
+        f"import {{ formatClock }} from {json.dumps((STATIC / 'clock.js').as_uri())};"
         f"console.log(JSON.stringify({json.dumps(CLOCKS)}.map(formatClock)));"
     )
     assert node_json(script) == [format_clock(s) for s in CLOCKS]
@@ -106,7 +136,7 @@ def test_js_row_moment_matches_python() -> None:
         {"count": c, "first_timestamp": f, "timestamp": t, "since_spawn": s} for c, f, t, s in MOMENTS
     ]
     script = (
-        f"import {{ rowMoment }} from {json.dumps(JS.as_uri())};"
+        f"import {{ rowMoment }} from {json.dumps((STATIC / 'rows.js').as_uri())};"
         f"console.log(JSON.stringify({json.dumps(records)}.map(r => rowMoment(r, {json.dumps(STARTED)}))));"
     )
     out = subprocess.run(
@@ -129,7 +159,6 @@ def test_js_row_moment_matches_python() -> None:
 
 
 def test_the_resolved_pill_reads_the_same_live_and_after_a_reload() -> None:
-    match = re.search(r'export const OVERCOME_PILL = "([^"]+)";', JS.read_text())
-    assert match, "OVERCOME_PILL not found"
+    # the one word still written twice: the failure page's template renders it itself
     rows = (TEMPLATES / "richprogress" / "rows.html").read_text()
-    assert f'<span class="rp-pill rp-pill-overcome">{match.group(1)}</span>' in rows
+    assert f'<span class="rp-pill rp-pill-overcome">{vocabulary()["overcomePill"]}</span>' in rows

@@ -1,7 +1,7 @@
 """The record vocabulary: the EventRecord shape, severities and spawn phases, defined once.
 
 Everything else (formatter, spawner, handlers, the browser code) uses these names; a test
-checks that static/richprogress.js agrees with them.
+checks that the pages get them from their JSON data (``web/views/vocabulary.py``) and copy none.
 """
 
 from __future__ import annotations

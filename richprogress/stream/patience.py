@@ -16,7 +16,7 @@ typical times (``static/typical-times.js``, ``typical_words``):
   from it (``after``, ``after * growth``, ...) say so too.
 
 The step and its start are read the way the page reads them: the furthest step any record
-reached, from the ``since_spawn`` of the record that reached it (``richprogress.js``
+reached, from the ``since_spawn`` of the record that reached it (``static/pages/pending.js``
 ``advanceStep`` / ``TypicalLine.enterStep``), and "late" is the page's
 ``isLongerThanUsual``. Pure bookkeeping: no clock of its own (``now`` is the timeline's
 ``elapsed()``), no JupyterHub import.

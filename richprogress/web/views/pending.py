@@ -1,4 +1,4 @@
-"""The pending page's data: what ``static/richprogress.js`` needs to follow a spawn live
+"""The pending page's data: what ``static/pages/pending.js`` needs to follow a spawn live
 (its URLs, the hub's clock, the user's pod, the typical start times in words)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from richprogress.model.timeline import SpawnTimeline
 from richprogress.typical.cache import typical_for_spawner
 from richprogress.typical.words import PageView, page_view
 from richprogress.web.urls import server_api_path, timeline_api_path
+from richprogress.web.views.vocabulary import vocabulary
 
 
 def own_pod_name(spawner: Any) -> str | None:
@@ -32,7 +33,7 @@ def pending_data(
     progress_url: str,
     viewer_name: str | None = None,
 ) -> dict[str, Any]:
-    """The pending page's data for ``static/richprogress.js`` (rendered with ``|tojson``).
+    """The pending page's data for ``static/pages/pending.js`` (rendered with ``|tojson``).
 
     ``viewer_name`` is the logged-in user: the page says "your server" only to the owner.
     """
@@ -64,4 +65,6 @@ def pending_data(
         "ownPod": own_pod_name(spawner),
         # typical start times in words (a dict lookup; null: the page reads as before)
         "typical": typical_page_view(spawner) if pending else None,
+        # the names and words of steps and states, which static/ would otherwise copy
+        "vocabulary": vocabulary(),
     }

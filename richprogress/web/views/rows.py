@@ -2,7 +2,7 @@
 break, its moment and its details, and the rows standing for the hub's first message and
 for folded records.
 
-The live page's ``static/richprogress.js`` and ``static/breaks.js`` mirror the pills and
+The live page's ``static/rows.js`` and ``static/breaks.js`` mirror the pills and
 the breaks; tests/test_row_text.py checks that both sides agree. Plain data only: the
 templates autoescape, the JS uses text nodes.
 """

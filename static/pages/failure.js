@@ -1,0 +1,56 @@
+// richprogress: the failure page (templates/not_running.html), rendered on the server; this
+// entry module adds its few interactive bits. An ES module, shipped as is (no build step).
+//
+//   Data      script#richprogress-data   {"page": "failed", "timelineUrl": ...}
+//   #rp-summary, #rp-hint, #rp-facts, #rp-timeline (the rows, rows.js's markup), a#start
+//   (Relaunch, stock id), #rp-copy (Copy details; hidden without JS), #rp-copy-status,
+//   pre#rp-report in details#rp-report-details, button#rp-copy-ref[data-copy]
+//   time.rp-local          UTC time; this module appends the local time
+//   .rp-fold               records folded out of view
+//   Readiness: window._jupyterhub_page_loaded = true and body[data-richprogress="ready"]
+//              once the module has set the page up.
+
+import { localTime } from "../clock.js";
+import { wireCopy } from "../headline.js";
+import { wireRenderedDetails } from "../row-details.js";
+import { el, titleTimesOnFirstLook } from "../rows.js";
+
+/** Local times, the rows' Details buttons and the copy buttons. */
+function setUpFailurePage() {
+  for (const time of document.querySelectorAll("time.rp-local")) {
+    const local = localTime(time.dateTime);
+    if (local) {
+      time.after(el("span", "rp-localtime", ` (${local} your time)`));
+    }
+  }
+  const timeline = document.getElementById("rp-timeline");
+  if (timeline) titleTimesOnFirstLook(timeline);
+  wireRenderedDetails();
+  const ref = document.getElementById("rp-copy-ref");
+  if (ref) wireCopy(ref, () => ref.dataset.copy || "");
+  const button = document.getElementById("rp-copy");
+  const report = document.getElementById("rp-report");
+  const status = document.getElementById("rp-copy-status");
+  if (!button || !report || !navigator.clipboard) return;
+  button.hidden = false;
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(report.textContent);
+      status.textContent = "Copied. Paste it into a message to your admin.";
+    } catch {
+      // Clipboard refused (permissions, insecure origin): show the text to copy by hand.
+      document.getElementById("rp-report-details").open = true;
+      status.textContent = "Could not copy: select the report below and copy it.";
+    }
+  });
+}
+
+function main() {
+  if (!document.getElementById("richprogress-data")) return;
+  setUpFailurePage();
+  window._jupyterhub_page_loaded = true;
+  document.body.dataset.richprogress = "ready";
+}
+
+// Imported outside a browser (tests run modules under node): no page.
+if (typeof document !== "undefined") main();

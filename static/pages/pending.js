@@ -1,0 +1,342 @@
+// richprogress: the live spawn timeline (templates/spawn_pending.html). The page's entry
+// module, shipped as is (no build step); text reaches the DOM only through textContent.
+//
+// DOM contract (ids and classes other code and the browser tests rely on):
+//
+//   Data      script#richprogress-data   JSON from Python (|tojson), .page = "pending";
+//             .vocabulary: the severities, steps and their words (rows.js Vocabulary)
+//   Keeps JupyterHub's stock contract:
+//     #progress-bar          .progress-bar, aria-valuenow = percent; .bg-danger once failed
+//     #sr-progress           "NN%" for screen readers
+//     #rp-sr-state           "Complete", "failed" once failed (the bar's label says so too)
+//     #progress-message      the current step's state (vocabulary.stepStates); a stock
+//                            spawner's latest message when the stream carries no records
+//     #progress-details      <details> around the log (open)
+//     #progress-log          div[role=list]; one div.progress-log-event.rp-event
+//                            [role=listitem] per record (stock row element and class;
+//                            rows.js builds them, once per animation frame)
+//   First inline script of the body: window.richprogressOpenProgress() opens the stream
+//     (stream.js)
+//     #stop-server-btn       stops the server (DELETE on the server API); #stop-server-status
+//   #rp-title                the heading ("Starting your server", then "... could not start")
+//   #rp-lead                 "You will be redirected ..." (hidden once failed)
+//   #rp-step                 current step label, aria-live="polite"
+//   #rp-elapsed              "m:ss" since the user clicked Start (server time + monotonic
+//                            clock); once failed "30 s" after #rp-elapsed-label "Gave up after"
+//   #rp-event-count          "(N events)": rows of the spawn, not the hub's "Server requested"
+//   #rp-failure              alert shown on the stream's "failed" message, holding
+//                            #rp-failure-summary, #rp-failure-hint, a#rp-failure-link
+//   Readiness: window._jupyterhub_page_loaded = true and body[data-richprogress="ready"]
+//              once the module has set the page up.
+//   Test hook: window.richprogressPage.reconnect() closes the event stream and opens a new
+//              one; the hub replays the spawn, rows must not double.
+
+import { displayText, listenForToggles } from "../row-details.js";
+import { LiveBanner } from "../live-diagnosis.js";
+import { TypicalLine } from "../typical-times.js";
+import { formatDuration, formatElapsed } from "../clock.js";
+import { forViewer, showHeadline } from "../headline.js";
+import { SERVER_REQUESTED, TimelineRows, titleTimesOnFirstLook } from "../rows.js";
+import { ProgressStream } from "../stream.js";
+
+/** The live page: the bar, the step, the clock and the rows of one spawn. */
+class PendingPage {
+  constructor(data) {
+    this.data = data;
+    /** @type {import("../rows.js").Vocabulary} */
+    const vocabulary = data.vocabulary;
+    this.phases = vocabulary.phases;
+    this.phaseLabels = new Map(vocabulary.phases.map(([name, label]) => [name, label]));
+    this.phaseOrder = new Map(vocabulary.phases.map(([name], index) => [name, index]));
+    this.stepStates = vocabulary.stepStates;
+    this.cannotContinueStates = vocabulary.cannotContinueStates;
+    this.log = document.getElementById("progress-log");
+    this.rows = new TimelineRows(this.log, {
+      started: data.started,
+      ownPod: data.ownPod,
+      vocabulary,
+      onWritten: (n) => this.rowsWritten(n),
+    });
+    this.bar = document.getElementById("progress-bar");
+    this.srProgress = document.getElementById("sr-progress");
+    this.message = document.getElementById("progress-message");
+    this.step = document.getElementById("rp-step");
+    this.stepOrder = -1;
+    /** The live diagnosis's state while it says waiting cannot fix it (else null). */
+    this.cannotContinue = null;
+    this.elapsed = document.getElementById("rp-elapsed");
+    this.eventCount = document.getElementById("rp-event-count");
+    this.progress = 0;
+    this.finished = false;
+    // The hub's elapsed time at render plus the browser's monotonic clock: right even when
+    // the browser's wall clock is off.
+    this.serverElapsed = typeof data.serverElapsed === "number" ? data.serverElapsed : null;
+    this.loadedAt = performance.now();
+    this.live = new LiveBanner({
+      stopUrl: data.stopUrl,
+      spawnUrl: data.spawnUrl,
+      xsrf: xsrfToken,
+      vocabulary,
+      beforeStop: () => {
+        this.stopRequested = true;
+      },
+    });
+    if (this.serverElapsed === null) {
+      document.getElementById("rp-elapsed-label").textContent = "Waiting on this page for";
+    }
+    // typical start times: the step's usual time, and the bar moved by it
+    this.typical = new TypicalLine(data.typical, {
+      phases: this.phases,
+      setProgress: (pct) => this.setProgress(pct),
+    });
+  }
+
+  start() {
+    // No rows from the page itself: the event stream replays the spawn from its start,
+    // in order, on every (re)connection.
+    this.setProgress(this.data.progress || 0);
+    this.tick();
+    this.timer = window.setInterval(() => this.tick(), 1000);
+    this.stream = new ProgressStream(this, (evt) => this.onEvent(evt));
+    this.stream.open();
+    this.wireStop();
+    titleTimesOnFirstLook(this.log);
+    // every row's Details button, through one listener (row-details.js)
+    listenForToggles(this.log);
+  }
+
+  /** Seconds since the start request (or since the page loaded, without the hub's time). */
+  now() {
+    return (this.serverElapsed || 0) + (performance.now() - this.loadedAt) / 1000;
+  }
+
+  tick() {
+    const seconds = this.now();
+    this.elapsed.textContent = formatElapsed(seconds);
+    this.typical.tick(seconds);
+  }
+
+  setProgress(value) {
+    const pct = Math.max(this.progress, Math.min(100, Math.round(Number(value) || 0)));
+    if (pct === this.progress && this.bar.style.width) return;
+    this.progress = pct;
+    this.bar.setAttribute("aria-valuenow", String(pct));
+    this.bar.style.width = `${pct}%`;
+    this.srProgress.textContent = `${pct}%`;
+  }
+
+  /** Queue a record's row and follow its step. @param {import("../rows.js").EventRecord} record */
+  addRecord(record) {
+    this.rows.queue(record);
+    this.advanceStep(record.phase);
+    if (this.stepName) this.typical.enterStep(this.stepName, record.since_spawn, this.now());
+  }
+
+  /** Write the queued rows now (the benchmark times this; else once per frame). */
+  flush() {
+    this.rows.flush();
+  }
+
+  /** After each write of rows: the count beside the timeline, the step. */
+  rowsWritten(n) {
+    const from = this.data.viewerIsOwner ? "when you clicked Start" : "the start request";
+    // the failure page's words, so the two read alike
+    this.eventCount.textContent = `(${n} event${n === 1 ? "" : "s"}, clock from ${from})`;
+    this.showStep();
+  }
+
+  /**
+   * Show the furthest step reached. Like the progress bar it never goes back: a repeated
+   * FailedScheduling after a scale-up began does not mean the scale-up stopped.
+   * @param {?string} phase
+   */
+  advanceStep(phase) {
+    const order = phase ? this.phaseOrder.get(phase) : undefined;
+    if (order === undefined || order < this.stepOrder) return;
+    this.stepOrder = order;
+    this.stepName = phase;
+  }
+
+  /** The step label and, under the bar, the step's state (not the newest event). */
+  showStep() {
+    if (!this.stepName || this.finished) return;
+    const label = this.phaseLabels.get(this.stepName);
+    if (this.step.textContent !== label) this.step.textContent = label;
+    const state = this.cannotContinueStates[this.cannotContinue] || this.stepStates[this.stepName] || "";
+    if (this.message.textContent !== state) this.message.textContent = state;
+  }
+
+  /** A message without a record (a stock spawner, or the hub's own): keyed by its text. */
+  addMessage(message) {
+    // The hub's "Server requested" is the spawn's request: +0:00 when we know the start.
+    const requested = message === SERVER_REQUESTED && this.data.started;
+    this.addRecord({
+      id: `message:${message}`,
+      timestamp: requested ? this.data.started : null,
+      first_timestamp: null,
+      type: "",
+      severity: "info",
+      reason: null,
+      object: null,
+      component: null,
+      count: 1,
+      message,
+      raw_message: message,
+      rule: null,
+      since_spawn: requested ? 0 : null,
+    });
+  }
+
+  /** @param {import("../stream.js").ProgressEvent} evt */
+  onEvent(evt) {
+    if (evt.progress !== undefined) this.setProgress(evt.progress);
+    // A stock spawner's message is all there is to say; with records, the step says more.
+    if (evt.message !== undefined && !(evt.record && evt.record.phase) && !this.stepName) {
+      this.message.textContent = displayText(evt.message);
+    }
+    if (evt.record && evt.record.id) this.addRecord(evt.record);
+    else if (evt.message && !evt.ready && !evt.failed) this.addMessage(evt.message);
+    if (Array.isArray(evt.resolved)) this.rows.markResolved(evt.resolved);
+    if ("diagnosis" in evt) {
+      this.live.update(evt.diagnosis);
+      const state = evt.diagnosis ? evt.diagnosis.state : null;
+      this.cannotContinue = state && Object.hasOwn(this.cannotContinueStates, state) ? state : null;
+      this.typical.stepAside(this.cannotContinue !== null, this.now());
+      this.showStep();
+    }
+    if (evt.ready || evt.failed) {
+      this.live.end();
+      this.typical.end();
+    }
+    if (evt.ready) {
+      this.flush();
+      this.stop();
+      this.step.textContent = this.phaseLabels.get("ready");
+      // Reloading this page redirects to the running server (JupyterHub's contract).
+      window.location.reload();
+    } else if (evt.failed) {
+      this.flush();
+      this.stop();
+      // After the Stop button, "Spawn cancelled" is what the user asked for, not a failure.
+      if (!this.stopRequested) this.showFailure(evt.message || "");
+    }
+  }
+
+  /** Drop the stream and open a new one, as a network blip would (tests use it). */
+  reconnect() {
+    if (this.finished) return;
+    this.stream.reconnect();
+  }
+
+  stop() {
+    this.finished = true;
+    if (this.stream) this.stream.close();
+    window.clearInterval(this.timer);
+  }
+
+  async showFailure(message) {
+    const cleaned = message.replace(/^(\s*spawn failed\s*:?\s*)+/i, "");
+    this.bar.classList.add("bg-danger");
+    // A failed start is not "100% Complete" to a screen reader.
+    this.bar.setAttribute("aria-label", "Server start failed");
+    this.bar.setAttribute("aria-valuetext", `Failed at ${this.progress}%`);
+    document.getElementById("rp-sr-state").textContent = "reached when it failed";
+    const stepLabel = this.phaseLabels.get(this.stepName || "requested");
+    this.step.textContent = `Failed during: ${stepLabel}`;
+    const whose = this.data.viewerIsOwner ? "Your server" : `The server of ${displayText(this.data.userName, 300)}`;
+    document.getElementById("rp-title").textContent = `${whose} could not start`;
+    document.getElementById("rp-lead").hidden = true;
+    // JupyterHub's own text ("Spawn failed: ", often empty); the alert says it better.
+    this.message.textContent = "";
+    this.message.hidden = true;
+    document.getElementById("rp-elapsed-label").textContent = "Gave up after";
+    // "18 s" reads as words, not as a ticking m:ss clock
+    this.elapsed.classList.remove("rp-mono");
+    this.elapsed.textContent = formatDuration(
+      (this.serverElapsed || 0) + (performance.now() - this.loadedAt) / 1000,
+    );
+    // Nothing is running any more: the next step is the failure page or a relaunch.
+    document.getElementById("stop-server-btn").hidden = true;
+    const box = document.getElementById("rp-failure");
+    const summary = document.getElementById("rp-failure-summary");
+    const hint = document.getElementById("rp-failure-hint");
+    showHeadline(summary, displayText(cleaned) || `${whose} could not start.`);
+    box.hidden = false;
+    document.getElementById("progress-details").open = true;
+    // The hub's diagnosis reads better than the exception text (which may be empty).
+    try {
+      const response = await fetch(this.data.timelineUrl, {
+        headers: { Accept: "application/json", "X-XSRFToken": xsrfToken() },
+        credentials: "same-origin",
+      });
+      if (!response.ok) return;
+      const timeline = await response.json();
+      if (typeof timeline.elapsed === "number") {
+        // the hub's own figure, as the failure page shows it
+        this.elapsed.textContent = formatDuration(timeline.elapsed);
+      }
+      if (timeline.diagnosis) {
+        const owner = this.data.viewerIsOwner;
+        if (timeline.diagnosis.summary) showHeadline(summary, displayText(forViewer(timeline.diagnosis.summary, owner)));
+        hint.textContent = displayText(forViewer(timeline.diagnosis.hint || "", owner));
+        if (timeline.diagnosis.phase && this.phaseLabels.has(timeline.diagnosis.phase)) {
+          this.step.textContent = `Failed during: ${this.phaseLabels.get(timeline.diagnosis.phase)}`;
+        }
+        this.rows.markCause(timeline.diagnosis.record_id);
+      }
+    } catch {
+      // The link to the failure page is there either way.
+    }
+  }
+
+  wireStop() {
+    const button = document.getElementById("stop-server-btn");
+    const status = document.getElementById("stop-server-status");
+    button.addEventListener("click", async () => {
+      this.stopRequested = true;
+      button.disabled = true;
+      button.textContent = "Stopping...";
+      status.hidden = false;
+      status.className = "mt-2 alert alert-info";
+      status.textContent = "Stopping server...";
+      try {
+        const response = await fetch(this.data.stopUrl, {
+          method: "DELETE",
+          headers: { "X-XSRFToken": xsrfToken() },
+          credentials: "same-origin",
+        });
+        if (!response.ok) {
+          const body = await response.json().catch(() => ({}));
+          throw new Error(body.message || `${response.status} ${response.statusText}`);
+        }
+        status.className = "mt-2 alert alert-success";
+        status.textContent = "Server stopped.";
+        window.setTimeout(() => window.location.reload(), 1000);
+      } catch (err) {
+        this.stopRequested = false;
+        status.className = "mt-2 alert alert-danger";
+        status.textContent = `Error stopping server: ${err.message}`;
+        button.disabled = false;
+        button.textContent = "Stop Server";
+      }
+    });
+  }
+}
+
+function xsrfToken() {
+  return (window.jhdata && window.jhdata.xsrf_token) || "";
+}
+
+function main() {
+  const holder = document.getElementById("richprogress-data");
+  if (!holder) return;
+  const page = new PendingPage(JSON.parse(holder.textContent));
+  page.start();
+  // For browser tests and the curious: window.richprogressPage.reconnect().
+  window.richprogressPage = page;
+  window._jupyterhub_page_loaded = true;
+  document.body.dataset.richprogress = "ready";
+}
+
+// Imported outside a browser (tests run modules under node): no page.
+if (typeof document !== "undefined") main();
