@@ -119,6 +119,15 @@ def stopped_early_record(timeline: SpawnTimeline, start_timeout: float | None) -
     }
 
 
+def stop_early(timeline: SpawnTimeline, live: LiveDiagnoser | None, start_timeout: float | None) -> tuple[str, EventRecord]:
+    """Fail-fast ends the spawn now: mark the diagnosis stopped and keep the facts on the
+    timeline; returns the summary (the spawn's failure text) and the row that says so."""
+    diagnosis = live.mark_stopped() if live is not None else None
+    timeline.stopped_early = stopped_early_facts(diagnosis, timeline.elapsed())
+    summary = diagnosis["summary"] if diagnosis else "The server cannot start."
+    return summary, stopped_early_record(timeline, start_timeout)
+
+
 def stopped_early_facts(diagnosis: LiveDiagnosis | None, at: float) -> dict[str, Any]:
     """What the timeline's JSON says about an early stop (``SpawnTimeline.stopped_early``)."""
     return {

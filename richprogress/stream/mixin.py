@@ -40,16 +40,11 @@ from richprogress.story.fail_fast import FailFastPolicy
 from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.inbox import Subscription
 from richprogress.stream.intake import add_record
-from richprogress.stream.live_diagnosis import (
-    LiveDiagnoser,
-    StoppedEarly,
-    stopped_early_facts,
-    stopped_early_record,
-)
+from richprogress.stream.live_diagnosis import LiveDiagnoser, StoppedEarly, stop_early
 from richprogress.stream.parent_progress import MESSAGE, message_record, open_parent_feed
 from richprogress.stream.patience import PatiencePlan
 from richprogress.stream.progress_events import progress_events
-from richprogress.stream.pump import Closer, inline_handler, stop_pump
+from richprogress.stream.pump import Closer, run_pump, stop_pump
 from richprogress.stream.since_spawn import spawn_requested_at
 from richprogress.stream.spawn_end import failure_message, spawn_ended
 from richprogress.stream.still_waiting import DEFAULT_WAITING_FOR, still_waiting_record
@@ -322,13 +317,10 @@ class RichProgressMixin(LoggingConfigurable):
             await starting
         except BaseException:
             pass
-        live = broadcast.live
-        diagnosis = live.mark_stopped() if live is not None else None
-        timeline.stopped_early = stopped_early_facts(diagnosis, timeline.elapsed())
         timeout = float(getattr(self, "start_timeout", 0) or 0) or None
-        self._rp_add_record(timeline, broadcast, stopped_early_record(timeline, timeout))
+        summary, record = stop_early(timeline, broadcast.live, timeout)
+        self._rp_add_record(timeline, broadcast, record)
         broadcast.notify()
-        summary = diagnosis["summary"] if diagnosis else "The server cannot start."
         self.log.info("richprogress: stopping %s early: %s", getattr(self, "_log_name", "?"), summary)
         try:
             await self.stop(now=True)
@@ -361,50 +353,7 @@ class RichProgressMixin(LoggingConfigurable):
     # -- the pump (the timeline's only writer) ---------------------------------------------------
 
     async def _rp_pump(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, sub: Subscription) -> None:
-        closer: Closer | None = None
-        state: dict[str, Any] = {"patience_n": 0, "patience_count": {}}
-        try:
-            # compile the rules now (once per hub), not when the spawn's first event arrives
-            self.event_formatter.ruleset  # noqa: B018
-            closer = await self._rp_open_feed(timeline, broadcast, sub)
-            sub.handler = inline_handler(self._rp_handle_now, timeline, broadcast, self.log)
-            while True:
-                changed = False
-                for source, obj in sub.drain():
-                    try:
-                        changed |= await self._rp_handle(timeline, broadcast, source, obj)
-                    except Exception:
-                        self.log.exception("richprogress: could not handle a progress item; skipped")
-                changed |= await self._rp_tick(timeline, broadcast, final=sub.closed)
-                if changed:
-                    broadcast.notify()
-                if sub.closed and not len(sub):
-                    break
-                if not await sub.wait(self._rp_next_wakeup(timeline, state)):
-                    # woken by time alone: a fatal cause's hold may have passed, a patience
-                    # row may be due
-                    held = self._rp_hold_passed(timeline, broadcast)
-                    if self._rp_patience(timeline, broadcast, state) or held:
-                        broadcast.notify()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            self.log.exception("richprogress: the progress pump failed; the spawn goes on without it")
-        finally:
-            if closer is not None:
-                try:
-                    await closer()
-                except Exception:
-                    self.log.exception("richprogress: closing a progress source failed")
-
-    def _rp_hold_passed(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast) -> bool:
-        """Refresh the live diagnosis when a fatal cause's hold time has passed (time alone
-        may then end the spawn); True when it changed."""
-        live = broadcast.live
-        recheck = live.recheck_in(timeline) if live is not None else None
-        if live is None or recheck is None or recheck > 0.01:
-            return False
-        return self._rp_live_changed(timeline, broadcast, live.refresh(timeline))
+        await run_pump(self, timeline, broadcast, sub)
 
     def _rp_handle_now(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, source: str, obj: Mapping[str, Any]) -> bool | None:
         """Handle one pushed item right away, as ``_rp_handle`` would, when that needs no
