@@ -38,8 +38,8 @@ class TimelineBroadcast:
         self.clock = SinceSpawnClock()
         #: the spawn's live diagnosis (made by the spawner that owns the timeline)
         self.live: LiveDiagnoser | None = None
-        #: problem records not yet got past (``resolved``): while 0, a plain record needs
-        #: no look back at the timeline
+        #: problem records not yet got past (``richprogress.story.resolved``): while 0, a
+        #: plain record needs no look back at the timeline
         self.open_problems = 0
         #: record id -> ids of the problem records it got past (sent with it as ``resolved``)
         self.resolved_by: dict[str, list[str]] = {}

@@ -2,7 +2,7 @@
 
 A spawn becomes a ``SpawnTimeline`` (kept on the spawner as ``spawner.spawn_timeline``
 until the next spawn starts), served through ``progress()`` as events
-``{"progress", "message", "record"}`` (see docs/contracts.md).
+``{"progress", "message", "record"}`` (``progress_events``), which the pages read.
 
 - ``start()`` is wrapped: it begins a new timeline (timed from the spawn request), starts
   a *pump* task that fills the timeline while the spawn runs, and records the outcome
@@ -401,8 +401,8 @@ class RichProgressMixin(LoggingConfigurable):
         return patience if recheck is None else min(patience, recheck)
 
     def _rp_patience_typical(self) -> Any:
-        """The spawn's typical times (``typical.Typical`` or None): the page's, so the
-        patience rows and its "longer than usual" tell one story."""
+        """The spawn's typical times (``richprogress.typical.statistics.Typical`` or None):
+        the page's, so the patience rows and its "longer than usual" tell one story."""
         from richprogress.typical.cache import typical_for_spawner
 
         return typical_for_spawner(self)

@@ -3,7 +3,8 @@ each change as it happens.
 
 An event is ``{"progress", "message", "record"}``, with ``resolved`` (the ids of the rows
 this record got past) and ``diagnosis`` (the live diagnosis, where it changed; null when
-cleared) when they apply (see docs/contracts.md). No JupyterHub or Kubernetes import here.
+cleared) when they apply: the payload the pending page reads from JupyterHub's progress
+stream. No JupyterHub or Kubernetes import here.
 """
 
 from __future__ import annotations
