@@ -57,7 +57,8 @@ from richprogress.model.records import EventRecord
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.inbox import ObjectKey, Subscription
-from richprogress.stream.mixin import Closer, RichProgressMixin
+from richprogress.stream.mixin import RichProgressMixin
+from richprogress.stream.pump import Closer
 
 # the names this module held before it was split, still importable from here
 __all__ = [
