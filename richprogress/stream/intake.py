@@ -24,7 +24,9 @@ def add_record(timeline: SpawnTimeline, broadcast: TimelineBroadcast, record: Ev
     stored, changed = timeline.add_owned(record)
     if not changed:
         return False, False
-    clock.passed(stored.get("since_spawn") or 0.0)
+    since = stored.get("since_spawn") or 0.0
+    if since > clock.last:  # (``clock.passed``, inline: this runs once per event shown)
+        clock.last = since
     live = broadcast.live
     live_changed = live is not None and live.note(timeline, stored)
     if broadcast.open_problems or stored.get("severity") in PROBLEM_SEVERITIES:
