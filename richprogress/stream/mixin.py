@@ -27,7 +27,7 @@ until the next spawn starts), served through ``progress()`` as events
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from traitlets import Bool, Dict, Float, Integer, Unicode
@@ -439,7 +439,7 @@ class RichProgressMixin(LoggingConfigurable):
 
     # -- readers ------------------------------------------------------------------------------
 
-    def progress(self) -> AsyncIterator[dict[str, Any]]:
+    def progress(self) -> AsyncGenerator[dict[str, Any], None]:
         """Progress events: the timeline so far, then its changes as they happen
         (``progress_events``); the timeline is chosen when reading starts."""
         return progress_events(self._rp_reading)

@@ -9,7 +9,7 @@ stream. No JupyterHub or Kubernetes import here.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from richprogress.model.records import PHASE_PROGRESS
@@ -19,7 +19,7 @@ from richprogress.stream.broadcast import TimelineBroadcast
 
 async def progress_events(
     choose: Callable[[], tuple[SpawnTimeline, TimelineBroadcast]],
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncGenerator[dict[str, Any], None]:
     """The events of the timeline ``choose()`` gives when reading starts (as a spawner's
     ``progress()`` generator chooses it on its first step, not when it is made).
 
