@@ -31,7 +31,7 @@ from richprogress.model.records import PHASE_NAMES
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.story.causes import TIMEOUT, UNKNOWN, failure_cause
 from richprogress.story.diagnosis import Diagnosis, diagnose
-from richprogress.typical.cache import profile_slug_of
+from richprogress.typical.profile import profile_slug_of
 from richprogress.typical.statistics import step_seconds
 
 log = logging.getLogger(__name__)

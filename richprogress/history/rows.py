@@ -1,8 +1,8 @@
 """A finished spawn as the history keeps it: the snapshot taken when it ends, the database
 row built from it, and the dicts and timelines rebuilt from a row.
 
-One and only purpose: the shapes of a stored spawn, as pure functions (no database, no
-threads), shared by the store (``store.py``) and the pages that read it.
+The shapes of a stored spawn, as pure functions (no database, no threads), shared by the
+store (``store.py``) and the pages that read it.
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ import zlib
 from datetime import datetime, timezone
 from typing import Any
 
-from richprogress.history.facts import spawn_facts
+from richprogress.history.facts import stored_facts
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.model.times import isoformat_z, parse_timestamp, utcnow
 from richprogress.story.causes import failure_cause
 from richprogress.story.diagnosis import diagnose
 from richprogress.story.steps import step_durations
-from richprogress.stream import spawn_facts as admin_facts
 from richprogress.stream.spawn_end import SpawnEnd
+from richprogress.stream.spawn_facts import fact_pairs, read_facts
 
 
 def naive_utc(moment: datetime) -> datetime:
@@ -59,6 +59,8 @@ def snapshot(end: SpawnEnd) -> dict[str, Any]:
     shallow copy of the record list, the spawner's facts)."""
     spawner, timeline = end.spawner, end.timeline
     user = getattr(spawner, "user", None)
+    records = timeline.records()
+    facts = read_facts(spawner, records)
     return {
         "user_name": str(getattr(user, "name", "") or ""),
         "server_name": timeline.server_name or str(getattr(spawner, "name", "") or ""),
@@ -66,12 +68,12 @@ def snapshot(end: SpawnEnd) -> dict[str, Any]:
         "finished_at": timeline.finished_at or utcnow(),
         "outcome": end.outcome,
         "failure_message": timeline.failure_message,
-        "records": timeline.records(),
+        "records": records,
         "dropped": timeline.dropped,
         "progress": timeline.progress,
-        "facts": dict(spawn_facts(spawner)),
+        "facts": dict(stored_facts(facts)),
         # the facts box of the failure page, as it showed them live (label, value)
-        "shown_facts": admin_facts.spawn_facts(spawner, timeline.records()),
+        "shown_facts": fact_pairs(facts),
         "stopped_early": timeline.stopped_early,
     }
 
@@ -92,7 +94,7 @@ def build_row(snap: dict[str, Any]) -> dict[str, Any]:
     facts = snap["facts"]
     cause: str | None
     if outcome == "failed":
-        # the same cause the metrics count (causes.py), so the admin page and Grafana agree
+        # the same cause the metrics count (story/causes.py), so the admin page and Grafana agree
         cause = failure_cause(records, diagnosis["record_id"] if diagnosis else None, message)[:255]
     else:
         cause = "stopped" if outcome == "stopped" else None

@@ -66,7 +66,8 @@ class EventIndex:
 
     def put(self, ref: str, obj: Mapping[str, Any]) -> None:
         """Add or replace one object and wake the subscribers of its key: at once when
-        the hub is quiet, in the loop's next batch when it is busy (``coalesce``)."""
+        the hub is quiet, in the loop's next batch when it is busy
+        (``richprogress.stream.batching``)."""
         loop = asyncio._get_running_loop()
         if loop is not None:
             coalescer = self.coalescer

@@ -1,8 +1,8 @@
 """Events of the further objects a spawn depends on: custom resources, and events naming our pod.
 
-One and only purpose: say which objects besides the pod and its PVC a spawn follows, watch
-their events event-driven and indexed as the pod's are, and decide which of them belong to
-this spawn. ``RichKubeSpawner`` calls in here; nothing here knows the progress pump.
+This module says which objects besides the pod and its PVC a spawn follows, watches their
+events event-driven and indexed as the pod's are, and decides which of them belong to this
+spawn. ``RichKubeSpawner`` calls in here; nothing here knows the progress pump.
 
 - **Followed objects** are named by kind (and optionally ``apiVersion``) and a name template
   that uses the spawner's fields (``{pod_name}``, ``{pvc_name}``, ``{namespace}``, and

@@ -1,8 +1,8 @@
 """KubeSpawner's reflectors, with their resources indexed by the object they are about.
 
-One and only purpose: keep an ``EventIndex`` in step with a KubeSpawner reflector's
-``resources`` (first list, relist and every watch update), so a spawn can subscribe to
-its own pod's and PVC's events instead of scanning the namespace. KubeSpawner's own list
+An ``EventIndex`` is kept in step with a KubeSpawner reflector's ``resources`` (first
+list, relist and every watch update), so a spawn can subscribe to its own pod's and PVC's
+events instead of scanning the namespace. KubeSpawner's own list
 and watch code is used unchanged; only the ``resources`` dict is wrapped.
 """
 

@@ -1,7 +1,7 @@
 """RichKubeSpawner: KubeSpawner with indexed, event-driven progress and spawn timelines.
 
-One and only purpose: feed a spawn's timeline (see ``richprogress.stream.mixin``) from the
-Kubernetes events about its pod and its PVC, as they arrive, without polling.
+A spawn's timeline (see ``richprogress.stream.mixin``) is fed from the Kubernetes events
+about its pod and its PVC (and the objects it follows), as they arrive, without polling.
 
 - The events reflector is KubeSpawner's own ``EventReflector`` (same list and watch code)
   whose ``resources`` dict also feeds an ``EventIndex`` keyed by the involved object
@@ -22,9 +22,10 @@ Kubernetes events about its pod and its PVC, as they arrive, without polling.
   and formatted like any other, so the page can say "ran out of memory" rather than only
   the "keeps crashing" back-off that follows.
 
-The parts live in modules of their own: ``kube_watch`` (the indexed reflectors),
-``stale_events`` (which events are this spawn's), ``pod_status`` (events made from the
-pod's status); this module holds the spawner that ties them together.
+The parts live in modules of their own: ``event_index`` and ``reflectors`` (the indexed
+reflectors), ``stale_events`` (which events are this spawn's), ``pod_status`` (events made
+from the pod's status), ``followed`` (followed objects and related events); this module
+holds the spawner that ties them together.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ from richprogress.model.records import EventRecord
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.inbox import ObjectKey, Subscription
-from richprogress.stream.mixin import Closer, RichProgressMixin
+from richprogress.stream.mixin import RichProgressMixin
+from richprogress.stream.pump import Closer
 
 # the names this module held before it was split, still importable from here
 __all__ = [
@@ -107,7 +109,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         """,
     )
 
-    # -- followed objects (issue 13; logic in richprogress.kube.followed) -----------------------------
+    # -- followed objects (logic in richprogress.kube.followed) -----------------------------
 
     followed_objects = Union(
         [List(), Callable()],
@@ -183,7 +185,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
     async def _start_watching_events(self, replace: bool = False) -> Any:
         reflector = await self._start_reflector(
             kind="events",
-            # (issue 13) also indexes events by their related pod
+            # also indexes events by their related pod
             reflector_class=RelatedPodEventReflector if self.follow_related_events else IndexedEventReflector,
             fields={"involvedObject.kind": POD},
             omit_namespace=self.enable_user_namespaces,
@@ -269,7 +271,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
     _rp_subscribed: list[EventIndex] | None = None
     #: container terminations made into records this spawn: uid -> (count, first time)
     _rp_terminations: dict[str, tuple[int, Any]] | None = None
-    #: which followed objects' and related events are this spawn's (issue 13)
+    #: which followed objects' and related events are this spawn's
     _rp_follow: FollowedEventFilter | None = None
 
     def _rp_keys(self) -> tuple[ObjectKey, ObjectKey]:
@@ -313,7 +315,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         await self._rp_subscribe_followed(sub, events.index)
 
     async def _rp_subscribe_followed(self, sub: Subscription, pod_events: EventIndex) -> None:
-        """(issue 13) Subscribe to followed objects' events and to events related to our pod."""
+        """Subscribe to followed objects' events and to events related to our pod."""
         follow = self._rp_follow
         assert self._rp_subscribed is not None and follow is not None
         if self.follow_related_events:
@@ -392,7 +394,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         spawn_filter = self._rp_filter
         if spawn_filter is None:
             return False
-        if source == FOLLOWED:  # (issue 13) a followed object's or related event
+        if source == FOLLOWED:  # a followed object's or related event
             follow = self._rp_follow
             if follow is None or not follow.shows(obj):
                 return False

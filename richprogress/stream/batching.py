@@ -1,7 +1,7 @@
 """Batching when busy: watch updates handled at once when the hub is quiet, together when not.
 
-One and only purpose: decide, for each update a reflector receives, whether to handle it
-now or with the others arriving around it, and run the batch. Handling one event costs
+For each update a reflector receives, this decides whether to handle it now or with the
+others arriving around it, and runs the batch. Handling one event costs
 far more when it runs alone, milliseconds after the last one (code and data gone cold
 in the CPU caches: tens of microseconds on a busy hub), than back to back with others
 (a few). So:

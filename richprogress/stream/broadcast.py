@@ -1,18 +1,18 @@
 """One spawn timeline's wake-up channel for its readers, and the pump's state per timeline.
 
-One and only purpose: the ``progress()`` readers of a timeline wait here, and the pump
-(the timeline's only writer, ``RichProgressMixin``) wakes them once per change or batch of
-changes. The same object carries what the pump keeps per timeline between events: the
-clock's last value, the last parsed timestamp, the parent spawner's progress floor, and
-the live diagnosis. No JupyterHub or Kubernetes import here.
+The ``progress()`` readers of a timeline wait here, and the pump (the timeline's only
+writer, ``RichProgressMixin``) wakes them once per change or batch of changes. The same
+object carries what the pump keeps per timeline between events: the since-spawn clock, the
+parent spawner's progress floor, the live diagnosis and the rows marked resolved. No
+JupyterHub or Kubernetes import here.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from richprogress.stream.live_diagnosis import LiveDiagnoser
+from richprogress.stream.since_spawn import SinceSpawnClock
 
 
 class TimelineBroadcast:
@@ -34,15 +34,12 @@ class TimelineBroadcast:
         #: ``progress_floor`` when each record of the parent's messages was added, so a
         #: reconnecting page replays the same bar as the live one showed
         self.floor_at: dict[str, int] = {}
-        #: the largest since_spawn given so far: the clock shown in the timeline never runs back
-        self.last_since = 0.0
-        #: the last record timestamp parsed for this timeline: (text, POSIX seconds or None,
-        #: whether it has whole-second resolution)
-        self.stamp_cache: tuple[Any, float | None, bool] = (None, None, False)
+        #: the records' since_spawn readings (the clock column never runs back)
+        self.clock = SinceSpawnClock()
         #: the spawn's live diagnosis (made by the spawner that owns the timeline)
         self.live: LiveDiagnoser | None = None
-        #: problem records not yet got past (``resolved``): while 0, a plain record needs
-        #: no look back at the timeline
+        #: problem records not yet got past (``richprogress.story.resolved``): while 0, a
+        #: plain record needs no look back at the timeline
         self.open_problems = 0
         #: record id -> ids of the problem records it got past (sent with it as ``resolved``)
         self.resolved_by: dict[str, list[str]] = {}

@@ -1,9 +1,10 @@
 """The live diagnosis of one spawn, kept current as its records arrive, and fail-fast's pieces.
 
-One and only purpose: the state that ``RichProgressMixin`` keeps per spawn for DESIGN.md
-contract 7, and the records and error it uses when it ends a spawn early. The decisions
-themselves are ``richprogress.story.fail_fast.assess`` (pure); this module only feeds it and keeps
-its answer. JupyterHub is imported only for its ``SpawnException``, when there is one.
+The state that ``RichProgressMixin`` keeps per spawn for fail-fast (what the page shows
+as the cause while the spawn runs, and whether waiting can still help), and the row, the
+facts and the error it uses when it ends a spawn early. The decisions themselves are
+``richprogress.story.fail_fast.assess`` (pure); this module only feeds it and keeps its
+answer. JupyterHub is imported only for its ``SpawnException``, when there is one.
 
 Cheap per event: a record of ``info`` severity that is not fatal is looked at only while a
 problem is shown (it may be the one that overcomes it, e.g. the ``Scheduled`` after a
@@ -117,6 +118,15 @@ def stopped_early_record(timeline: SpawnTimeline, start_timeout: float | None) -
         "hint": None,
         "since_spawn": round(elapsed, 3),
     }
+
+
+def stop_early(timeline: SpawnTimeline, live: LiveDiagnoser | None, start_timeout: float | None) -> tuple[str, EventRecord]:
+    """Fail-fast ends the spawn now: mark the diagnosis stopped and keep the facts on the
+    timeline; returns the summary (the spawn's failure text) and the row that says so."""
+    diagnosis = live.mark_stopped() if live is not None else None
+    timeline.stopped_early = stopped_early_facts(diagnosis, timeline.elapsed())
+    summary = diagnosis["summary"] if diagnosis else "The server cannot start."
+    return summary, stopped_early_record(timeline, start_timeout)
 
 
 def stopped_early_facts(diagnosis: LiveDiagnosis | None, at: float) -> dict[str, Any]:

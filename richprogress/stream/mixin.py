@@ -1,58 +1,55 @@
 """RichProgressMixin: spawn timelines and record-carrying progress events for any spawner.
 
-One and only purpose: turn a spawn into a ``SpawnTimeline`` (kept on the spawner as
-``spawner.spawn_timeline`` until the next spawn starts) and serve it through ``progress()``
-as DESIGN.md contract 3 dicts ``{"progress", "message", "record"}``.
-
-How it works:
+A spawn becomes a ``SpawnTimeline`` (kept on the spawner as ``spawner.spawn_timeline``
+until the next spawn starts), served through ``progress()`` as events
+``{"progress", "message", "record"}`` (``progress_events``), which the pages read.
 
 - ``start()`` is wrapped: it begins a new timeline (timed from the spawn request), starts
   a *pump* task that fills the timeline while the spawn runs, and records the outcome
   (``ready``, or ``failed`` with the reason, also when the hub's own start timeout cancels
   ``start()``, whose ``TimeoutError`` carries no message).
 - The pump is the only writer. For a plain spawner it turns each message of the parent
-  class's ``progress()`` into a record; ``RichKubeSpawner`` replaces the source with
-  indexed Kubernetes events. The pump also adds patience records ("Still waiting for ...")
-  at growing intervals counted from the spawn request.
+  class's ``progress()`` into a record (``parent_progress``); ``RichKubeSpawner`` replaces
+  the source with indexed Kubernetes events. Each record gets its since-spawn reading
+  (``since_spawn``) on the way in (``intake``). The pump also adds "Still waiting for ..."
+  rows at growing intervals counted from the spawn request (``patience``,
+  ``still_waiting``).
 - Every ``progress()`` call is a reader: it first replays the records the timeline already
   holds (same ids, so a reconnecting page can drop what it has), then waits for changes and
   yields new or updated records (an update keeps its ``id`` and carries the new ``count``).
   Several pages on the same spawn share the pump's work.
 - The live diagnosis (``live_diagnosis.LiveDiagnoser``) is kept current as records arrive
   and rides on the progress events as ``diagnosis`` whenever it changes. With ``fail_fast``
-  a fatal cause that has held ends the spawn at once (DESIGN.md contract 7).
+  a fatal cause that has held ends the spawn at once: the pod is stopped and the spawn
+  fails with the diagnosis as its message.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import aclosing
-from datetime import datetime, timedelta, timezone
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from traitlets import Bool, Dict, Float, Integer, Unicode
 from traitlets.config import LoggingConfigurable
 
-from richprogress.model.records import PHASE_NAMES, PHASE_PROGRESS, EventRecord
+from richprogress.model.records import EventRecord
 from richprogress.model.timeline import DEFAULT_MAX_RECORDS, STOPPED_BEFORE_READY, SpawnTimeline
-from richprogress.model.times import format_clock, isoformat_z, parse_timestamp, utcnow
+from richprogress.model.times import utcnow
 from richprogress.story.fail_fast import FailFastPolicy
-from richprogress.story.resolved import PROBLEM_SEVERITIES, newly_resolved
 from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.inbox import Subscription
-from richprogress.stream.live_diagnosis import (
-    LiveDiagnoser,
-    StoppedEarly,
-    stopped_early_facts,
-    stopped_early_record,
-)
-from richprogress.stream.patience import PatiencePlan, with_note
-from richprogress.stream.spawn_end import spawn_ended
+from richprogress.stream.intake import add_record
+from richprogress.stream.live_diagnosis import LiveDiagnoser, StoppedEarly, stop_early
+from richprogress.stream.parent_progress import MESSAGE, message_record, open_parent_feed
+from richprogress.stream.patience import PatiencePlan
+from richprogress.stream.progress_events import progress_events
+from richprogress.stream.pump import Closer, run_pump, stop_pump
+from richprogress.stream.since_spawn import spawn_requested_at
+from richprogress.stream.spawn_end import failure_message, spawn_ended
+from richprogress.stream.still_waiting import DEFAULT_WAITING_FOR, still_waiting_record
 
-#: A pump source's clean-up, returned by ``_rp_open_feed``.
-Closer = Callable[[], Awaitable[None]]
+__all__ = ["Closer", "RichProgressMixin"]
 
 
 class RichProgressMixin(LoggingConfigurable):
@@ -181,7 +178,7 @@ class RichProgressMixin(LoggingConfigurable):
 
     def _default_waiting_for(self) -> dict[str, str]:
         """Default ``patience_waiting_for``; subclasses that know their steps say more."""
-        return {"requested": "your server to start"}
+        return {"requested": DEFAULT_WAITING_FOR}
 
     # -- formatter --------------------------------------------------------------------------
 
@@ -213,24 +210,14 @@ class RichProgressMixin(LoggingConfigurable):
     _rp_timeline_future: Any = None
     _rp_current: tuple[SpawnTimeline, TimelineBroadcast] | None = None
     _rp_in_start = False
-
-    def _rp_spawn_requested_at(self) -> datetime:
-        """When this spawn was requested: JupyterHub's ``orm_spawner.started`` when it is
-        this spawn's (set before pre-spawn hooks run), else now."""
-        now = utcnow()
-        started = getattr(getattr(self, "orm_spawner", None), "started", None)
-        if isinstance(started, datetime):
-            if started.tzinfo is None:
-                started = started.replace(tzinfo=timezone.utc)
-            limit = float(getattr(self, "start_timeout", 60) or 60) + 60
-            if timedelta(0) <= now - started <= timedelta(seconds=limit):
-                return started
-        return now
+    _rp_fail_fast: asyncio.Future[None] | None = None
 
     def _rp_new_timeline(self) -> SpawnTimeline:
+        started = getattr(getattr(self, "orm_spawner", None), "started", None)
+        timeout = float(getattr(self, "start_timeout", 0) or 0)
         timeline = SpawnTimeline(
             server_name=getattr(self, "name", "") or "",
-            started_at=self._rp_spawn_requested_at(),
+            started_at=spawn_requested_at(started, timeout, utcnow()),
             max_records=self.spawn_timeline_max_records,
         )
         self.spawn_timeline = timeline
@@ -282,18 +269,6 @@ class RichProgressMixin(LoggingConfigurable):
             return self._rp_new_timeline()
         return timeline
 
-    def _rp_failure_message(self, exc: BaseException | None, timeline: SpawnTimeline) -> str:
-        if exc is not None and str(exc):
-            return str(exc)
-        timeout = float(getattr(self, "start_timeout", 0) or 0)
-        elapsed = timeline.elapsed()
-        if isinstance(exc, (TimeoutError, asyncio.CancelledError)) and timeout and elapsed >= 0.9 * timeout:
-            # the hub's own start timeout: its TimeoutError() has no message
-            return f"The server did not start within {timeout:g} seconds."
-        if isinstance(exc, asyncio.CancelledError):
-            return "The spawn was cancelled."
-        return f"The spawn failed ({type(exc).__name__})." if exc is not None else ""
-
     async def start(self) -> Any:
         """Start the server as the parent class does, recording the spawn's timeline."""
         from jupyterhub.utils import maybe_future
@@ -309,19 +284,18 @@ class RichProgressMixin(LoggingConfigurable):
             result = await self._rp_start_or_stop_early(starting, timeline, broadcast)
         except BaseException as exc:
             self._rp_in_start = False
-            await self._rp_stop_pump(pump, sub)
-            timeline.finish("failed", self._rp_failure_message(exc, timeline))
+            await stop_pump(pump, sub)
+            timeout = float(getattr(self, "start_timeout", 0) or 0)
+            timeline.finish("failed", failure_message(exc, timeout, timeline.elapsed()))
             broadcast.notify()
             spawn_ended(self, timeline)  # the history and the metrics hear of it
             raise
         self._rp_in_start = False
-        await self._rp_stop_pump(pump, sub)
+        await stop_pump(pump, sub)
         timeline.finish("ready")
         broadcast.notify()
         spawn_ended(self, timeline)
         return result
-
-    _rp_fail_fast: asyncio.Future[None] | None = None
 
     async def _rp_start_or_stop_early(
         self, starting: asyncio.Future[Any], timeline: SpawnTimeline, broadcast: TimelineBroadcast
@@ -343,13 +317,10 @@ class RichProgressMixin(LoggingConfigurable):
             await starting
         except BaseException:
             pass
-        live = broadcast.live
-        diagnosis = live.mark_stopped() if live is not None else None
-        timeline.stopped_early = stopped_early_facts(diagnosis, timeline.elapsed())
         timeout = float(getattr(self, "start_timeout", 0) or 0) or None
-        self._rp_add_record(timeline, broadcast, stopped_early_record(timeline, timeout))
+        summary, record = stop_early(timeline, broadcast.live, timeout)
+        self._rp_add_record(timeline, broadcast, record)
         broadcast.notify()
-        summary = diagnosis["summary"] if diagnosis else "The server cannot start."
         self.log.info("richprogress: stopping %s early: %s", getattr(self, "_log_name", "?"), summary)
         try:
             await self.stop(now=True)
@@ -381,76 +352,8 @@ class RichProgressMixin(LoggingConfigurable):
 
     # -- the pump (the timeline's only writer) ---------------------------------------------------
 
-    async def _rp_stop_pump(self, pump: asyncio.Future[None], sub: Subscription) -> None:
-        """Let the pump take in what already arrived, then end it.
-
-        Shielded so that a second cancellation (the hub shutting down) cannot leave the
-        pump running, and bounded so a stuck hook cannot hold up the hub.
-        """
-        sub.close()
-        try:
-            await asyncio.wait_for(asyncio.shield(pump), timeout=5)
-        except BaseException:
-            pump.cancel()
-
     async def _rp_pump(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, sub: Subscription) -> None:
-        closer: Closer | None = None
-        state: dict[str, Any] = {"patience_n": 0, "patience_count": {}}
-        try:
-            # compile the rules now (once per hub), not when the spawn's first event arrives
-            self.event_formatter.ruleset  # noqa: B018
-            closer = await self._rp_open_feed(timeline, broadcast, sub)
-            sub.handler = self._rp_inline_handler(timeline, broadcast)
-            while True:
-                changed = False
-                for source, obj in sub.drain():
-                    try:
-                        changed |= await self._rp_handle(timeline, broadcast, source, obj)
-                    except Exception:
-                        self.log.exception("richprogress: could not handle a progress item; skipped")
-                changed |= await self._rp_tick(timeline, broadcast, final=sub.closed)
-                if changed:
-                    broadcast.notify()
-                if sub.closed and not len(sub):
-                    break
-                timeout = self._rp_next_wakeup(timeline, state)
-                if not await sub.wait(timeout):
-                    live = broadcast.live
-                    recheck = live.recheck_in(timeline) if live is not None else None
-                    held = False
-                    if live is not None and recheck is not None and recheck <= 0.01:
-                        # a fatal cause's hold time passed: time alone may end the spawn
-                        held = self._rp_live_changed(timeline, broadcast, live.refresh(timeline))
-                    if self._rp_patience(timeline, broadcast, state) or held:
-                        broadcast.notify()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            self.log.exception("richprogress: the progress pump failed; the spawn goes on without it")
-        finally:
-            if closer is not None:
-                try:
-                    await closer()
-                except Exception:
-                    self.log.exception("richprogress: closing a progress source failed")
-
-    def _rp_inline_handler(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast) -> Callable[[str, Mapping[str, Any]], bool]:
-        """The ``Subscription.handler`` of a pump: ``_rp_handle_now`` plus the wake-up of
-        readers, never raising into the code that pushed (e.g. a reflector's watch loop)."""
-
-        def handle(source: str, obj: Mapping[str, Any]) -> bool:
-            try:
-                changed = self._rp_handle_now(timeline, broadcast, source, obj)
-            except Exception:
-                self.log.exception("richprogress: could not handle a progress item; skipped")
-                return True
-            if changed is None:
-                return False
-            if changed:
-                broadcast.notify()
-            return True
-
-        return handle
+        await run_pump(self, timeline, broadcast, sub)
 
     def _rp_handle_now(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, source: str, obj: Mapping[str, Any]) -> bool | None:
         """Handle one pushed item right away, as ``_rp_handle`` would, when that needs no
@@ -462,117 +365,33 @@ class RichProgressMixin(LoggingConfigurable):
 
         The default reads the parent class's ``progress()`` (each item becomes a record).
         """
-        counter = 0
-
-        async def pull() -> None:
-            nonlocal counter
-            parent_progress = super(RichProgressMixin, self).progress  # type: ignore[misc]
-            async with aclosing(parent_progress()) as items:
-                async for item in items:
-                    if isinstance(item, Mapping):
-                        counter += 1
-                        sub.push("message", str(counter), item)
-
-        task = asyncio.ensure_future(pull())
-
-        def done(task: asyncio.Future[None]) -> None:
-            if not task.cancelled() and task.exception() is not None:
-                self.log.error("richprogress: the spawner's own progress() failed: %r", task.exception())
-
-        task.add_done_callback(done)
-
-        async def close() -> None:
-            task.cancel()
-            try:
-                await task
-            except BaseException:
-                pass
-
-        return close
+        return open_parent_feed(super().progress, sub, self.log)  # type: ignore[misc]
 
     async def _rp_handle(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, source: str, obj: Mapping[str, Any]) -> bool:
         """Turn one pushed item into timeline records; True when the timeline changed."""
-        if source != "message":
+        if source != MESSAGE:
             return False
-        progress = obj.get("progress")
-        if isinstance(progress, (int, float)) and not isinstance(progress, bool):
-            broadcast.progress_floor = max(broadcast.progress_floor, min(int(progress), 99))
-        message = obj.get("message")
-        if not isinstance(message, str) or not message.strip():
-            return progress is not None
-        record = self.event_formatter.format_message(message, timestamp=isoformat_z(utcnow()))
-        if broadcast.progress_floor:
-            broadcast.floor_at[record["id"]] = broadcast.progress_floor
+        record = message_record(self.event_formatter, broadcast, obj)
+        if isinstance(record, bool):
+            return record
         return self._rp_add_record(timeline, broadcast, record)
 
     def _rp_add_record(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, record: EventRecord) -> bool:
-        """Stamp ``since_spawn`` and add the record; True when the timeline changed.
-
-        The record is handed over: the timeline keeps it as it is (no copy), so callers
-        pass a record of their own (the formatter returns a new one each time).
-
-        Kubernetes ``lastTimestamp`` has one-second resolution, so an event stamped
-        ``12:00:01`` happened in ``[12:00:01, 12:00:02)``: we take the time it reached us,
-        kept inside that window (a late arrival or a skewed cluster clock moves it at most
-        to the window's edge). Sub-second timestamps (``eventTime``) are taken as they are.
-        The clock never runs back from one record to the next, so the timeline reads in
-        order. Plain float seconds, not datetimes: this runs once per event shown.
-        """
-        since = record.get("since_spawn")
-        last = broadcast.last_since
-        if since is None:
-            started = timeline.started_ts
-            value = record.get("timestamp")
-            # a spawn's events mostly share a few one-second stamps: parse each once
-            cached = broadcast.stamp_cache
-            if value is not None and value == cached[0]:
-                _value, stamp, whole = cached
-            else:
-                parsed = parse_timestamp(value)
-                stamp = parsed.timestamp() if parsed is not None else None
-                whole = parsed is not None and parsed.microsecond == 0
-                broadcast.stamp_cache = (value, stamp, whole)
-            if stamp is None:
-                since = time.time() - started
-            else:
-                since = stamp - started
-                if whole:
-                    # inside the stamp's second, as close to when it reached us as that allows
-                    since = min(max(time.time() - started, since), since + 1.0)
-            if since < last:
-                since = last
-            # milliseconds are enough for a clock shown as +M:SS (and cheaper than round())
-            since = int(since * 1000.0 + 0.5) / 1000.0 if since > 0.0 else 0.0
-        else:
-            since = float(since or 0.0)
-            if since < last:
-                since = last
-        record["since_spawn"] = since
-        stored, changed = timeline.add_owned(record)
-        if changed:
-            since = stored.get("since_spawn") or 0.0
-            if since > last:
-                broadcast.last_since = since
-            live = broadcast.live
-            if live is not None and live.note(timeline, stored):
-                self._rp_live_changed(timeline, broadcast, True)
-            if broadcast.open_problems or stored.get("severity") in PROBLEM_SEVERITIES:
-                # problems this record got past are marked "resolved": in the timeline (the
-                # failure page, the JSON, a replay) and, for live pages, on this record's event
-                newly, broadcast.open_problems = newly_resolved(timeline.records())
-                for problem in newly:
-                    problem["overcome"] = True
-                if newly:
-                    broadcast.resolved_by[str(stored["id"])] = [str(problem["id"]) for problem in newly]
+        """Add a record of the caller's own (kept without a copy; ``intake.add_record``);
+        True when the timeline changed. Fail-fast is asked for when it became due."""
+        changed, live_changed = add_record(timeline, broadcast, record)
+        if live_changed:
+            self._rp_live_changed(timeline, broadcast, True)
         return changed
 
     async def _rp_tick(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, final: bool) -> bool:
         """Hook run after each batch (``final`` when the spawn ended); True if changed."""
         return False
 
-    # -- patience messages ------------------------------------------------------------------------
+    # -- patience rows ----------------------------------------------------------------------------
 
     def _rp_next_wakeup(self, timeline: SpawnTimeline, state: dict[str, Any]) -> float | None:
+        """Seconds until the pump must look again by itself (None: only when woken)."""
         live = self._rp_broadcast(timeline).live
         recheck = live.recheck_in(timeline) if live is not None else None
         due = self._rp_patience_plan(timeline, state).next_due(timeline.elapsed())
@@ -581,23 +400,9 @@ class RichProgressMixin(LoggingConfigurable):
         patience = max(0.0, due - timeline.elapsed())
         return patience if recheck is None else min(patience, recheck)
 
-    def _rp_current_phase(self, timeline: SpawnTimeline) -> str:
-        progress = timeline.progress
-        for name in reversed(PHASE_NAMES):
-            if PHASE_PROGRESS[name] <= progress:
-                return name
-        return PHASE_NAMES[0]
-
-    def _rp_phase_severity(self, timeline: SpawnTimeline, phase: str) -> str:
-        """Severity of the latest record of ``phase`` (a warning there means we are stuck)."""
-        for record in reversed(timeline.records()):
-            if record.get("phase") == phase and not str(record.get("id", "")).startswith("patience-"):
-                return str(record.get("severity") or "info")
-        return "info"
-
     def _rp_patience_typical(self) -> Any:
-        """The spawn's typical times (``typical.Typical`` or None): the page's, so the
-        patience rows and its "longer than usual" tell one story."""
+        """The spawn's typical times (``richprogress.typical.statistics.Typical`` or None):
+        the page's, so the patience rows and its "longer than usual" tell one story."""
         from richprogress.typical.cache import typical_for_spawner
 
         return typical_for_spawner(self)
@@ -612,6 +417,7 @@ class RichProgressMixin(LoggingConfigurable):
         return plan
 
     def _rp_patience(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, state: dict[str, Any]) -> bool:
+        """Add the "still waiting" row when one is due; True when the timeline changed."""
         if timeline.outcome != "pending":
             return False
         elapsed = timeline.elapsed()
@@ -620,70 +426,24 @@ class RichProgressMixin(LoggingConfigurable):
         due = self._rp_patience_plan(timeline, state).take(elapsed, hopeless=hopeless)
         if due is None:
             return False
-        phase = self._rp_current_phase(timeline)
-        waiting_for = {**self._default_waiting_for(), **self.patience_waiting_for}
-        severity = self._rp_phase_severity(timeline, phase)
-        what = (
-            waiting_for.get(f"{phase}:{severity}")
-            or waiting_for.get(phase)
-            or waiting_for.get("requested")
-            or "your server to start"
+        record = still_waiting_record(
+            self.event_formatter,
+            timeline,
+            due,
+            elapsed,
+            template=self.patience_message,
+            waiting_for={**self._default_waiting_for(), **self.patience_waiting_for},
+            counts=state["patience_count"],
         )
-        try:
-            text = self.patience_message.format(
-                waiting_for=what, elapsed=format_clock(elapsed), seconds=int(elapsed)
-            )
-        except (KeyError, IndexError, ValueError):
-            text = f"Still waiting for {what} ({format_clock(elapsed)})"
-        text = with_note(text, due)
-        counts: dict[str, int] = state["patience_count"]
-        counts[phase] = counts.get(phase, 0) + 1
-        record = self.event_formatter.format_message(
-            text, id=f"patience-{phase}", timestamp=isoformat_z(utcnow())
-        )
-        record["phase"] = phase
-        record["count"] = counts[phase]
-        record["since_spawn"] = round(elapsed, 3)
         return self._rp_add_record(timeline, broadcast, record)
 
     # -- readers ------------------------------------------------------------------------------
 
-    def _rp_event(self, record: EventRecord, progress: int) -> dict[str, Any]:
-        return {"progress": progress, "message": record.get("message") or "", "record": dict(record)}
+    def progress(self) -> AsyncGenerator[dict[str, Any], None]:
+        """Progress events: the timeline so far, then its changes as they happen
+        (``progress_events``); the timeline is chosen when reading starts."""
+        return progress_events(self._rp_reading)
 
-    async def progress(self) -> AsyncIterator[dict[str, Any]]:
-        """Contract-3 progress events: the timeline so far, then its changes as they happen.
-
-        Reads the timeline's change log from its own position, so each wake-up costs what
-        changed since the last one (several changes handled in one batch come together).
-        """
+    def _rp_reading(self) -> tuple[SpawnTimeline, TimelineBroadcast]:
         timeline = self._rp_timeline_for_progress()
-        broadcast = self._rp_broadcast(timeline)
-        progress = 0
-        shown: Any = None  # the live diagnosis this reader sent last (None: none shown)
-        floor_at = broadcast.floor_at
-        batch, seen = timeline.snapshot()
-        while True:
-            for record in batch:
-                phase = record.get("phase")
-                # the bar follows the steps reached and never goes back; 100 is the hub's
-                # "ready" event, never ours
-                progress = max(progress, PHASE_PROGRESS.get(phase or "", 0), floor_at.get(record["id"], 0))
-                event = self._rp_event(record, min(progress, 99))
-                if broadcast.resolved_by:
-                    resolved = broadcast.resolved_by.get(record["id"])
-                    if resolved is not None:
-                        event["resolved"] = list(resolved)  # the rows this record got past
-                live = broadcast.live.current if broadcast.live is not None else None
-                if live is not shown:
-                    # contract 3: "diagnosis" rides on the event where it changed (null: cleared)
-                    event["diagnosis"] = dict(live) if live is not None else None
-                    shown = live
-                yield event
-            if timeline.change_seq == seen:
-                if timeline.outcome != "pending":
-                    return
-                waiter = broadcast.waiter(broadcast.version)
-                if waiter is not None:
-                    await waiter
-            batch, seen = timeline.changes(seen)
+        return timeline, self._rp_broadcast(timeline)

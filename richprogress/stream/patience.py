@@ -1,9 +1,9 @@
 """When a "still waiting" row is due, and whether it says "longer than usual": one story
 with the pending page's typical times.
 
-One and only purpose: the schedule of one spawn's patience rows (``RichProgressMixin``'s
-"Still waiting for ..."), told so that it never contradicts what the page says about
-typical times (``static/typical-times.js``, ``typical_words``):
+The schedule of one spawn's patience rows (``RichProgressMixin``'s "Still waiting for
+..."; their words are ``still_waiting``'s), told so that it never contradicts what the
+page says about typical times (``static/typical-times.js``, ``richprogress.typical.words``):
 
 - Without typical times the rows come as they always did: at ``after``, then at growing
   intervals (``after * growth ** n``), counted from the spawn request.
@@ -97,7 +97,7 @@ class PatiencePlan:
     def late_at(self) -> float | None:
         """When the page starts to say "longer than usual" for this step (seconds since the
         request): the step's start plus its p90, or the whole start's p90, the earlier
-        (each p90 as the page words it: ``typical_words.late_after``)."""
+        (each p90 as the page words it: ``richprogress.typical.words.late_after``)."""
         moments = []
         span = self._step_span()
         if span is not None and self.step_start is not None:

@@ -1,16 +1,19 @@
 """The "spawn ended" notification point: one call per finished spawn, many listeners.
 
-One and only purpose: let modules that care about finished spawns (the spawn history, a
-metrics module) hear about them without the spawner knowing them. The spawner calls
+Modules that care about finished spawns (the spawn history, the metrics, the typical
+times) hear about them here without the spawner knowing them. The spawner calls
 ``spawn_ended(spawner, timeline)`` once when a timeline finishes (ready, failed, or stopped
 before it was ready); listeners registered with ``subscribe`` are called right there, on the
 hub's event loop, so they must be quick (the history store only queues the write).
 
-A listener that raises is logged and does not stop the others, nor the spawn.
+A listener that raises is logged and does not stop the others, nor the spawn. The failure
+text of a ``start()`` that raised is worded here too (``failure_message``), beside the texts
+that mean a person stopped the spawn.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,8 +23,10 @@ from richprogress.model.timeline import STOPPED_BEFORE_READY, SpawnTimeline
 
 EndOutcome = Literal["ready", "failed", "stopped"]
 
+#: the failure text of a spawn whose ``start()`` was cancelled
+CANCELLED = "The spawn was cancelled."
 #: failure texts that mean a person stopped the spawn (see ``RichProgressMixin``)
-STOPPED_MESSAGES = frozenset({STOPPED_BEFORE_READY, "The spawn was cancelled."})
+STOPPED_MESSAGES = frozenset({STOPPED_BEFORE_READY, CANCELLED})
 
 log = logging.getLogger("richprogress")
 
@@ -55,6 +60,21 @@ def subscribe(listener: Listener) -> Callable[[], None]:
     return unsubscribe
 
 
+def failure_message(exc: BaseException | None, start_timeout: float, elapsed: float) -> str:
+    """The failure text of a spawn whose ``start()`` raised ``exc`` after ``elapsed`` seconds.
+
+    The hub's own start timeout cancels ``start()`` or raises a ``TimeoutError()`` that
+    has no message: it is told by the time it came at.
+    """
+    if exc is not None and str(exc):
+        return str(exc)
+    if isinstance(exc, (TimeoutError, asyncio.CancelledError)) and start_timeout and elapsed >= 0.9 * start_timeout:
+        return f"The server did not start within {start_timeout:g} seconds."
+    if isinstance(exc, asyncio.CancelledError):
+        return CANCELLED
+    return f"The spawn failed ({type(exc).__name__})." if exc is not None else ""
+
+
 def end_outcome(timeline: SpawnTimeline) -> EndOutcome:
     """``ready``, ``stopped`` (a person stopped it before it was ready) or ``failed``."""
     if timeline.outcome == "ready":
@@ -66,9 +86,9 @@ def end_outcome(timeline: SpawnTimeline) -> EndOutcome:
 
 def spawn_ended(spawner: Any, timeline: SpawnTimeline) -> None:
     """Tell every listener that ``timeline``'s spawn ended. Once per timeline; never raises."""
-    if timeline.outcome == "pending" or getattr(timeline, "_rp_end_told", False):
+    if timeline.outcome == "pending" or getattr(timeline, "_end_told", False):
         return
-    timeline._rp_end_told = True  # type: ignore[attr-defined]
+    timeline._end_told = True  # type: ignore[attr-defined]
     end = SpawnEnd(spawner=spawner, timeline=timeline, outcome=end_outcome(timeline))
     for listener in list(_listeners):
         try:

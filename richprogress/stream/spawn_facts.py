@@ -1,26 +1,58 @@
-"""The facts an admin needs about one spawn, read from its spawner: one purpose.
+"""The facts an admin needs about one spawn, read from its spawner: the one reader.
 
-"Copy details", the text endpoint and the failure page's facts box show them (issue 8):
-namespace, pod, node, images, profile (slug and display name), CPU/memory/GPU requests and
-limits, node selector and tolerations in short, the hub's start timeout, and the versions of
-richprogress, JupyterHub and KubeSpawner. Every value is read defensively (a spawner that is
-not a KubeSpawner has none of these traits) and returned as plain text pairs; views escape
-and shorten them as they do event text.
+``read_facts`` reads them once into ``SpawnerFacts``: namespace, pod, node, images,
+profile (slug and display name), resource requests and limits, node selector,
+tolerations and the hub's start timeout. Two renderings use it: ``fact_pairs``, the
+(label, text) pairs of the failure page's facts box, "Copy details" and the text endpoint
+(with the versions of richprogress, JupyterHub and KubeSpawner), and
+``richprogress.history.facts.stored_facts``, the dict kept with each spawn.
+
+Every value is read defensively (a spawner that is not a KubeSpawner has none of these
+traits, a property of a half-made spawner may raise). Views escape and shorten the pairs
+as they do event text.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
 from typing import Any
 
 from richprogress._version import __version__
+from richprogress.typical.profile import chosen_profile
 
 Facts = list[tuple[str, str]]
 
 _ASSIGNED_RE = re.compile(r"Successfully assigned (?:\S+/)?\S+ to (?P<node>\S+)")
+
+
+@dataclass(frozen=True)
+class SpawnerFacts:
+    """What one spawner says about its spawn (``read_facts``); None or empty: not known.
+
+    Amounts are kept as the spawner has them (KubeSpawner: CPU as a float, memory in bytes
+    or as ``"1G"``); each rendering words them its own way.
+    """
+
+    namespace: str | None = None
+    pod: str | None = None
+    #: the node in the pod's spec, while the pods reflector holds the pod
+    node: str | None = None
+    #: the node the spawn's ``Scheduled`` event names (known after the pod is gone)
+    scheduled_node: str | None = None
+    #: (image, whether an init container runs it), in the pod's order
+    images: tuple[tuple[str, bool], ...] = ()
+    #: requested and limited amounts: ``cpu``, ``memory`` and extra resources by name
+    requests: Mapping[str, Any] = field(default_factory=dict)
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    profile_slug: str | None = None
+    profile_name: str | None = None
+    node_selector: Mapping[str, Any] = field(default_factory=dict)
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    start_timeout: float | None = None
 
 
 def _attr(spawner: Any, name: str) -> Any:
@@ -30,11 +62,98 @@ def _attr(spawner: Any, name: str) -> Any:
         return None
 
 
-def _text(value: Any) -> str:
-    if value is None or value == "" or value == {} or value == []:
-        return ""
-    return str(value)
+def _name(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
+
+def _amount(value: Any) -> bool:
+    """Whether ``value`` is a set amount (not None, empty or a bool)."""
+    return value is not None and value != "" and not isinstance(value, bool)
+
+
+def _pod_spec(spawner: Any, namespace: str | None, pod_name: str | None) -> Mapping[str, Any] | None:
+    """The spec of the spawn's pod as the pods reflector holds it, if it does."""
+    reflector = _attr(spawner, "pod_reflector")
+    pods = getattr(reflector, "pods", None) if reflector is not None else None
+    if not isinstance(pods, Mapping) or not pod_name:
+        return None
+    pod = pods.get(f"{namespace}/{pod_name}")
+    spec = pod.get("spec") if isinstance(pod, Mapping) else None
+    return spec if isinstance(spec, Mapping) else None
+
+
+def _scheduled_node(records: Iterable[Mapping[str, Any]]) -> str | None:
+    for record in records:
+        if record.get("reason") == "Scheduled":
+            found = _ASSIGNED_RE.search(str(record.get("raw_message") or ""))
+            if found:
+                return found.group("node")
+    return None
+
+
+def _images(spawner: Any, spec: Mapping[str, Any] | None) -> tuple[tuple[str, bool], ...]:
+    """The pod's images (init containers first), else those the spawner's traits name."""
+    found: dict[str, bool] = {}
+    if spec is not None:
+        for key, init in (("initContainers", True), ("containers", False)):
+            for container in spec.get(key) or []:
+                image = _name(container.get("image")) if isinstance(container, Mapping) else None
+                if image is not None:
+                    found.setdefault(image, init)
+    if not found:
+        image = _name(_attr(spawner, "image"))
+        if image is not None:
+            found[image] = False
+        for container in _attr(spawner, "init_containers") or []:
+            image = _name(container.get("image")) if isinstance(container, Mapping) else None
+            if image is not None:
+                found.setdefault(image, True)
+    return tuple(found.items())
+
+
+def _resources(spawner: Any, cpu: str, mem: str, extra: str) -> dict[str, Any]:
+    amounts: dict[str, Any] = {}
+    for key, name in (("cpu", cpu), ("memory", mem)):
+        value = _attr(spawner, name)
+        if _amount(value):
+            amounts[key] = value
+    more = _attr(spawner, extra)
+    if isinstance(more, Mapping):
+        for key, value in more.items():
+            if isinstance(key, str) and _amount(value):
+                amounts[key] = value
+    return amounts
+
+
+def read_facts(spawner: Any, records: Iterable[Mapping[str, Any]] = ()) -> SpawnerFacts:
+    """The facts of ``spawner``'s spawn (``records``: its timeline's, for the node that
+    its ``Scheduled`` event names)."""
+    namespace = _name(_attr(spawner, "namespace"))
+    pod_name = _name(_attr(spawner, "pod_name"))
+    spec = _pod_spec(spawner, namespace, pod_name)
+    slug, profile = chosen_profile(spawner)
+    selector = _attr(spawner, "node_selector")
+    tolerations = _attr(spawner, "tolerations")
+    if not isinstance(tolerations, Iterable) or isinstance(tolerations, (str, bytes, Mapping)):
+        tolerations = ()
+    timeout = _attr(spawner, "start_timeout")
+    return SpawnerFacts(
+        namespace=namespace,
+        pod=pod_name,
+        node=_name(spec.get("nodeName")) if spec is not None else None,
+        scheduled_node=_scheduled_node(records),
+        images=_images(spawner, spec),
+        requests=_resources(spawner, "cpu_guarantee", "mem_guarantee", "extra_resource_guarantees"),
+        limits=_resources(spawner, "cpu_limit", "mem_limit", "extra_resource_limits"),
+        profile_slug=slug,
+        profile_name=_name(profile.get("display_name")) if profile is not None else None,
+        node_selector=dict(selector) if isinstance(selector, Mapping) else {},
+        tolerations=tuple(item for item in tolerations if isinstance(item, Mapping)),
+        start_timeout=float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) else None,
+    )
+
+
+# -- the label pairs ---------------------------------------------------------------------------
 
 def _quantity(value: Any) -> str:
     """KubeSpawner keeps memory in bytes and CPU as a float; say them as people read them."""
@@ -56,16 +175,6 @@ def _pair(guarantee: Any, limit: Any) -> str:
     if not left and not right:
         return ""
     return f"request {left or 'none'}, limit {right or 'none'}"
-
-
-def _gpu(spawner: Any) -> str:
-    guarantees = _attr(spawner, "extra_resource_guarantees") or {}
-    limits = _attr(spawner, "extra_resource_limits") or {}
-    names = [n for n in (*guarantees, *limits) if "gpu" in str(n).lower()]
-    parts = []
-    for name in dict.fromkeys(names):
-        parts.append(f"{name} {_pair(guarantees.get(name), limits.get(name))}")
-    return "; ".join(parts)
 
 
 def _short_mapping(value: Any) -> str:
@@ -90,36 +199,6 @@ def _short_tolerations(value: Any) -> str:
     return ", ".join(parts)
 
 
-def _profile(spawner: Any) -> str:
-    options = _attr(spawner, "user_options") or {}
-    slug = options.get("profile") if isinstance(options, Mapping) else None
-    if not slug:
-        return ""
-    name = ""
-    for profile in _attr(spawner, "_profile_list") or _attr(spawner, "profile_list") or []:
-        if isinstance(profile, Mapping) and profile.get("slug") == slug:
-            name = str(profile.get("display_name") or "")
-            break
-    return f"{slug} ({name})" if name and name != slug else str(slug)
-
-
-def _node(records: Iterable[Mapping[str, Any]]) -> str:
-    for record in records:
-        if record.get("reason") == "Scheduled":
-            found = _ASSIGNED_RE.search(str(record.get("raw_message") or ""))
-            if found:
-                return found.group("node")
-    return ""
-
-
-def _images(spawner: Any) -> str:
-    images = [_text(_attr(spawner, "image"))]
-    for container in _attr(spawner, "init_containers") or []:
-        if isinstance(container, Mapping) and container.get("image"):
-            images.append(f"{container['image']} (init)")
-    return ", ".join(image for image in images if image)
-
-
 @lru_cache(maxsize=1)
 def versions() -> str:
     """``richprogress 1.0, JupyterHub 6.1.1, KubeSpawner 7.1.0`` (those installed)."""
@@ -132,21 +211,45 @@ def versions() -> str:
     return ", ".join(parts)
 
 
-def spawn_facts(spawner: Any, records: Iterable[Mapping[str, Any]] = ()) -> Facts:
-    """The facts an admin needs, as (label, value) pairs, only those known."""
-    start_timeout = _attr(spawner, "start_timeout")
-    facts: Facts = [
-        ("Namespace", _text(_attr(spawner, "namespace"))),
-        ("Pod", _text(_attr(spawner, "pod_name"))),
-        ("Node", _node(records)),
-        ("Images", _images(spawner)),
-        ("Profile", _profile(spawner)),
-        ("CPU", _pair(_attr(spawner, "cpu_guarantee"), _attr(spawner, "cpu_limit"))),
-        ("Memory", _pair(_attr(spawner, "mem_guarantee"), _attr(spawner, "mem_limit"))),
-        ("GPU", _gpu(spawner)),
-        ("Node selector", _short_mapping(_attr(spawner, "node_selector"))),
-        ("Tolerations", _short_tolerations(_attr(spawner, "tolerations"))),
-        ("Start timeout", f"{start_timeout:g} s" if isinstance(start_timeout, (int, float)) else ""),
+def _gpu(facts: SpawnerFacts) -> str:
+    names = [n for n in (*facts.requests, *facts.limits) if "gpu" in n.lower()]
+    return "; ".join(
+        f"{name} {_pair(facts.requests.get(name), facts.limits.get(name))}" for name in dict.fromkeys(names)
+    )
+
+
+def _profile(facts: SpawnerFacts) -> str:
+    slug, name = facts.profile_slug, facts.profile_name
+    if not slug:
+        return ""
+    return f"{slug} ({name})" if name and name != slug else slug
+
+
+def _images_text(facts: SpawnerFacts) -> str:
+    main = [image for image, init in facts.images if not init]
+    return ", ".join(main + [f"{image} (init)" for image, init in facts.images if init])
+
+
+def fact_pairs(facts: SpawnerFacts) -> Facts:
+    """The facts as (label, text) pairs, only those known, and the versions."""
+    timeout = facts.start_timeout
+    pairs: Facts = [
+        ("Namespace", facts.namespace or ""),
+        ("Pod", facts.pod or ""),
+        ("Node", facts.node or facts.scheduled_node or ""),
+        ("Images", _images_text(facts)),
+        ("Profile", _profile(facts)),
+        ("CPU", _pair(facts.requests.get("cpu"), facts.limits.get("cpu"))),
+        ("Memory", _pair(facts.requests.get("memory"), facts.limits.get("memory"))),
+        ("GPU", _gpu(facts)),
+        ("Node selector", _short_mapping(facts.node_selector)),
+        ("Tolerations", _short_tolerations(facts.tolerations)),
+        ("Start timeout", f"{timeout:g} s" if timeout is not None else ""),
         ("Versions", versions()),
     ]
-    return [(label, value) for label, value in facts if value]
+    return [(label, value) for label, value in pairs if value]
+
+
+def spawn_facts(spawner: Any, records: Iterable[Mapping[str, Any]] = ()) -> Facts:
+    """The facts an admin needs, as (label, text) pairs: ``fact_pairs(read_facts(...))``."""
+    return fact_pairs(read_facts(spawner, records))

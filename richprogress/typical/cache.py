@@ -23,6 +23,7 @@ from traitlets.config import LoggingConfigurable
 from richprogress.model.records import PHASE_NAMES
 from richprogress.model.times import utcnow
 from richprogress.typical import statistics
+from richprogress.typical.profile import profile_slug_of
 from richprogress.typical.statistics import (
     DEFAULT_MAX_SAMPLES,
     DEFAULT_MIN_SAMPLES,
@@ -280,17 +281,6 @@ def default_cache(config: Any = None) -> TypicalCache:
         _default_cache.settings = TypicalTimes(config=config)
         _default_cache._computed.clear()
     return _default_cache
-
-
-def profile_slug_of(spawner: Any) -> str | None:
-    """The slug of the profile a spawner started with (KubeSpawner keeps it in
-    ``user_options["profile"]``); None without profiles."""
-    options = getattr(spawner, "user_options", None)
-    if isinstance(options, dict):
-        slug = options.get("profile")
-        if isinstance(slug, str) and slug:
-            return slug
-    return None
 
 
 def typical_for_spawner(spawner: Any) -> Typical | None:
