@@ -1,4 +1,4 @@
-"""Event and user text made safe and short for display: one purpose, shared by every view.
+"""Event and user text made safe and short for display, the same for every view.
 
 Event text comes from whoever wrote the pod spec or runs a webhook, so before a person reads
 it (terminal, plain-text report, page):
