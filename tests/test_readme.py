@@ -245,3 +245,25 @@ def test_no_page_points_at_issue_numbers_or_design_notes(name: str) -> None:
     text = (ROOT / name).read_text(encoding="utf-8")
     for pattern in (r"\bissue \d+", r"\bitem \d+", r"\bcontract \d+", r"DESIGN\.md"):
         assert not re.search(pattern, text, re.IGNORECASE), (name, pattern)
+
+
+LAYER_FOLDERS = sorted(
+    str(path.parent.relative_to(ROOT / "richprogress"))
+    for path in (ROOT / "richprogress").glob("**/__init__.py")
+    if path.parent != ROOT / "richprogress" and "demo" not in path.parts
+)
+
+
+@pytest.mark.parametrize("folder", LAYER_FOLDERS)
+def test_the_architecture_page_lists_every_module_of_a_folder(folder: str) -> None:
+    """docs/architecture.md's "Module by module" names each module under its folder's heading,
+    and no module that is gone."""
+    text = PAGES["architecture.md"]
+    heading = f"**`{folder}/`**"
+    assert heading in text, f"docs/architecture.md has no section {heading}"
+    section = text.split(heading, 1)[1].split("\n**`", 1)[0]
+    listed = set(re.findall(r"^- `(\w+\.py)`", section, flags=re.M))
+    present = {path.name for path in (ROOT / "richprogress" / folder).glob("*.py")}
+    present.discard("__init__.py")
+    assert present - listed == set(), f"not listed under {heading}"
+    assert listed - present - {"__init__.py"} == set(), f"listed under {heading} but gone"
