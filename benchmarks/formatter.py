@@ -169,7 +169,7 @@ def main() -> None:
 
 
 def huge_event(reason: str, message: str, n: int) -> dict[str, Any]:
-    """One event with a huge message (issue 8: the formatter bounds its work per event)."""
+    """One event with a huge message (the formatter bounds its work per event)."""
     return {
         "metadata": {"uid": f"huge-{n}"},
         "involvedObject": {"kind": "Pod", "name": "jupyter-alice", "fieldPath": "spec.containers{notebook}"},
@@ -192,7 +192,7 @@ def hostile_ms(formatter: EventFormatter, reason: str, message: str) -> float:
 
 
 def hostile_sizes() -> None:
-    """Issue 8: a 1 MB FailedScheduling message (was 0.76 s) and a 100 kB image name."""
+    """Hostile sizes: a 1 MB FailedScheduling message (was 0.76 s) and a 100 kB image name."""
     formatter = EventFormatter()
     taints = ", ".join(f"1 node(s) had untolerated taint {{k{i}: v}}" for i in range(30_000))
     scheduling = ("0/30000 nodes are available: " + taints)[:1_000_000]

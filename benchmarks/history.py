@@ -18,7 +18,7 @@ one, ``tests/pg_fixtures.py``):
   failure page from the store (last spawn query + rebuilt timeline + page data + Jinja
   render of not_running.html), the admin page (data for the first page, unfiltered and
   filtered by cause, + render), p50/p99 over repeated calls;
-- typical start times (issue 12): the loader's query at hub start and the cache's first
+- typical start times: the loader's query at hub start and the cache's first
   load, a pending-page view afterwards, and the admin page's day/week words alone;
 - disk bytes per stored spawn (SQLite file size / spawns; PostgreSQL's
   ``pg_total_relation_size`` / spawns).
@@ -245,7 +245,7 @@ def measure_reads(store: SpawnHistory, config: Config, total: int, samples: int)
 
 
 def measure_typical(store: SpawnHistory, config: Config, samples: int) -> None:
-    """Issue 12: the typical-time loader at hub start (the store's one query + the cache's
+    """The typical-time loader at hub start (the store's one query + the cache's
     first computation), a page view afterwards, and the admin page's day/week words."""
     from richprogress.model.times import utcnow
     from richprogress.typical.cache import TypicalCache, TypicalTimes

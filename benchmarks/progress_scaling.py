@@ -85,7 +85,7 @@ from typing import Any
 
 NAMESPACE = "default"
 PER_STREAM = 3  # default new events per pending spawn during the window (--per-stream)
-#: --followed-kinds (issue 13): custom kinds each spawner follows (``followed_objects``), each
+#: --followed-kinds: custom kinds each spawner follows (``followed_objects``), each
 #: with its own events reflector holding E/10 old events of other objects of that kind; the
 #: Pod events reflector then also indexes events by their related pod (as by default)
 FOLLOWED_KINDS = 0
@@ -447,7 +447,7 @@ async def run_one(
     per_read = (time.process_time() - t0) / reads
     demand = n_streams * per_read
 
-    # (issue 13) keys subscribed on the followed kinds' indexes while the spawns run
+    # keys subscribed on the followed kinds' indexes while the spawns run
     followed_keys = sum(
         r.index.stats()["subscribed_keys"] for key, r in cls.reflectors.items() if str(key[0]).startswith("followed-")
     )

@@ -424,7 +424,7 @@ CASES = [
         id="unhealthy-readiness",
     ),
     pytest.param(
-        # kubelet prober.go v1.15+: the probe passed, with a remark (wording checked in issue 8's source pass)
+        # kubelet prober.go v1.15+: the probe passed, with a remark (wording read in its source)
         ev("ProbeWarning", "Readiness probe warning: Probe terminated redirects, Response body: ",
            field_path=NOTEBOOK, type=W),
         "The notebook container passed its readiness health check, with a warning", "info", "starting",
@@ -524,7 +524,7 @@ CASES = [
         "Your server's machine is being taken out of service, so the server will be stopped", "warning", None,
         id="taint-eviction-marked",
     ),
-    # ---- issue 8: the classes of wrong causes, and older/newer wordings ----
+    # ---- the classes of wrong causes, and older/newer wordings ----
     pytest.param(
         ev("FailedScheduling", "0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind."
            + PREEMPT, component="default-scheduler", type=W),
@@ -699,7 +699,7 @@ def test_every_default_rule_has_a_case(formatter: EventFormatter) -> None:
     covered = {formatter.format_event(case.values[0])["rule"] for case in CASES}
     # A new rule without a real event in this table is noticed here.
     untested = {rule.id for rule in formatter.ruleset.rules} - covered
-    # the rules for custom resources have their table in test_followed.py (issue 13)
+    # the rules for custom resources have their table in test_followed.py (followed objects)
     untested -= {rule["id"] for rule in OPERATOR_RULES}
     assert untested == set()
 

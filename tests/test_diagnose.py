@@ -1,8 +1,8 @@
 """The failure diagnosis: which record explains a failed spawn, the hint, the step, the
 step durations and the folding that keeps a timeline on one screen.
 
-Records are built by hand here (the shape of contract 1), so these tests pin the choice of
-the decisive record independently of the wording of the default rules.
+Records are built by hand here (in the record schema of docs/contracts.md), so these tests
+pin the choice of the decisive record independently of the wording of the default rules.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 8, sections 4 and 5: the detail one click away, and hostile or huge text on display.
+"""The detail one click away, and hostile or huge text on display.
 
 What a person sees: the CLI timeline (``--raw``), the "Copy details" report, the failure
 page's rows and facts box, and the browser module's ``displayText`` (run under node).

@@ -1,5 +1,6 @@
 """Fail-fast and the live diagnosis through a real JupyterHub, real KubeSpawner, the
-simulated cluster and the hub's SSE progress API (DESIGN.md contracts 3 and 7).
+simulated cluster and the hub's SSE progress API (the SSE payload of docs/contracts.md, and
+docs/fail-fast.md).
 
 Fixtures: ``hub``, one DemoHub at speed 100 with a 30 s start timeout, so a spawn that
 ends early is told apart from one the hub's timeout ends by a wide margin. The demo scales

@@ -1,10 +1,11 @@
 """Which causes are fatal (waiting cannot fix them), on real event text, and the rule key.
 
-The table pins DESIGN.md contract 7's list: image missing, invalid or refused, a request no
-machine can ever offer (as cluster-autoscaler or Karpenter say it), a missing secret or
-config map, a container that keeps exiting at start-up. And, as firmly, what is never
-fatal: a scale-up, a slow pull, storage being provisioned, a quota or a size limit that may
-free up, a registry rate limit or 5xx, a transient pull error.
+The table pins fail-fast's list of causes waiting cannot fix (docs/fail-fast.md): image
+missing, invalid or refused, a request no machine can ever offer (as cluster-autoscaler or
+Karpenter say it), a missing secret or config map, a container that keeps exiting at
+start-up. And, as firmly, what is never fatal: a scale-up, a slow pull, storage being
+provisioned, a quota or a size limit that may free up, a registry rate limit or 5xx, a
+transient pull error.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Followed objects (issue 13): events of custom resources and events naming our pod.
+"""Followed objects: events of custom resources and events naming our pod.
 
 Real KubeSpawner code (through RichKubeSpawner) against the simulated cluster, which serves
 the CRD-style ``JupyterServer`` and plays the ``operator`` and ``operator-error``

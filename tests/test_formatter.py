@@ -37,7 +37,7 @@ def load(name: str) -> list[dict[str, Any]]:
 
 def test_record_has_every_contract_key_and_is_json() -> None:
     record = EventFormatter().format_event(PULL_FAILED)
-    # a missing image is a cause waiting cannot fix: its record says so (issue 9)
+    # a missing image is a cause waiting cannot fix: its record says so (fail-fast)
     assert set(record) == RECORD_KEYS | {"fatal"} and record["fatal"] is True
     assert record == json.loads(json.dumps(record))
     assert record["object"] == {"kind": "Pod", "name": "jupyter-alice", "container": "notebook",

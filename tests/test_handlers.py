@@ -202,7 +202,7 @@ def test_timeline_json_has_records_and_diagnosis(failed_spawns: Hub) -> None:
 
 
 def test_timeline_endpoints_carry_the_admin_facts_and_raw_messages(failed_spawns: Hub) -> None:
-    """Issue 8: the facts an admin needs, in the JSON and in the text report."""
+    """The facts an admin needs, in the JSON and in the text report."""
     facts = dict(failed_spawns.api(timeline_path("alice"), "alice").json()["facts"])
     assert facts["Versions"].startswith("richprogress ")
     text = failed_spawns.api(timeline_path("alice", "", "timeline.txt"), "alice").text

@@ -1,7 +1,8 @@
 """The live diagnosis and the fail-fast verdict (richprogress.story.fail_fast), as a pure function.
 
-Records are built by hand (contract 1's shape) and time is passed in, so every case reads
-as "these records, at this second, with this policy: the page says X, stop or not".
+Records are built by hand (in the record schema of docs/contracts.md) and time is passed in,
+so every case reads as "these records, at this second, with this policy: the page says X,
+stop or not".
 """
 
 from __future__ import annotations

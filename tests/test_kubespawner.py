@@ -155,7 +155,7 @@ async def test_scenario_stream(tmp_path, scenario, speed, timeout, outcome, reas
         assert pod_ids == pod_event_uids(cluster, spawner)
         from_status = {r["reason"] for r in records if r["component"] == STATUS}
         assert from_status == ({"OOMKilled"} if scenario == "out-of-memory" else set())
-        # (the "Stopped early" row of fail-fast, issue 9, is about no object)
+        # (the "Stopped early" row of fail-fast is about no object)
         assert {r["object"]["name"] for r in records if r["reason"] != "StoppedEarly"} <= {
             spawner.pod_name, spawner.pvc_name}
         shown = [r["reason"] for r in timeline.records()]
@@ -258,7 +258,7 @@ def test_container_terminations_from_pod_status(status, expected):
 
 async def test_failed_spawn_keeps_its_timeline_until_the_next_start(tmp_path):
     async with rich_cluster(tmp_path, 50) as cluster:
-        # the timeout path (fail-fast, on by default, would end it sooner: issue 9)
+        # the timeout path (fail-fast, on by default, would end it sooner)
         spawner = make_spawner(cluster, "alice", "image-not-found", start_timeout=2, fail_fast=False)
         _events, error = await spawn(spawner)
         assert error is not None
@@ -285,7 +285,7 @@ async def test_hub_timeout_cancelling_start_marks_the_timeline_failed(tmp_path):
     # JupyterHub wraps start() in asyncio.wait_for(start_timeout); its TimeoutError has no
     # message, and start() sees only a cancellation
     async with rich_cluster(tmp_path, 50) as cluster:
-        # fail-fast off: this is about the hub's own timeout (issue 9 ends no-node-fits sooner)
+        # fail-fast off: this is about the hub's own timeout (fail-fast would end it sooner)
         spawner = make_spawner(cluster, "alice", "no-node-fits", start_timeout=30, fail_fast=False)
         start = asyncio.ensure_future(spawner.start())
         await asyncio.sleep(0)
@@ -425,7 +425,7 @@ async def test_previous_pod_events_are_not_shown_even_with_cold_reflectors(tmp_p
 
 async def test_patience_messages_count_from_the_request_and_grow_apart(tmp_path):
     async with rich_cluster(tmp_path, 50) as cluster:
-        # a slow spawn that can still succeed: since issue 9 a hopeless one (no-node-fits)
+        # a slow spawn that can still succeed: with fail-fast a hopeless one (no-node-fits)
         # gets no patience rows, as the page already says what is wrong
         spawner = make_spawner(
             cluster, "alice", "scale-up", start_timeout=3, patience_after=0.3, patience_growth=2

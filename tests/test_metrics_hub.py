@@ -98,7 +98,7 @@ async def test_hub_metrics_show_our_spawns(hub):
     assert sample(parsed, "richprogress_spawn_failures_total", cause="image-not-found", step="image") == 1
     assert sample(parsed, "richprogress_spawn_step_duration_seconds_count", step="image", outcome="ready") == 1
     failed_seconds = sample(parsed, "richprogress_spawn_duration_seconds_sum", outcome="failed", profile="image-not-found")
-    # fail-fast (issue 9) ends a missing image's spawn long before the hub's start timeout,
+    # fail-fast ends a missing image's spawn long before the hub's start timeout,
     # and says so in its own counter
     assert 0 < failed_seconds < START_TIMEOUT * 0.9
     assert sample(parsed, "richprogress_spawn_stopped_early_total", cause="image-not-found") == 1

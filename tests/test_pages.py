@@ -251,7 +251,7 @@ def test_failure_page_says_who_what_when() -> None:
         div.find_all("dt")[0].words(): div.find_all("dd")[0].words()
         for div in doc.by_id("rp-facts").find_all("div")
     }
-    # "Failed": how long ago it ended, by the real clock (the spawn history, issue 10)
+    # "Failed": how long ago it ended, by the real clock (the spawn history)
     assert re.fullmatch(r"(just now|\d+ (minute|hour|day|week|month|year)s? ago)", facts.pop("Failed"))
     assert dict(list(facts.items())[:6]) == {
         "User": "alice",
@@ -261,7 +261,7 @@ def test_failure_page_says_who_what_when() -> None:
         "Pod": "jupyter-alice",
         "Failed during": "Downloading the software image",
     }
-    # then the facts an admin needs (issue 8; this spawner is no KubeSpawner: versions only)
+    # then the facts an admin needs (this spawner is no KubeSpawner: versions only)
     assert facts["Versions"].startswith("richprogress ")
     started = doc.by_id("rp-facts").find_all("time")[0]
     assert started.attrs["datetime"] == "2026-11-29T21:33:20.000Z"
@@ -291,7 +291,7 @@ def test_timeline_rows_show_clock_time_pills_and_count() -> None:
     pills = [p.words() for p in failed.find_all(class_="rp-pill")]
     # the user's own pod and main container are named once (facts), the type by the colour
     assert pills == ["Failed", "the cause"]
-    # (only the row's closed Kubernetes detail, issue 8, names the object)
+    # (only the row's closed Kubernetes detail names the object)
     assert "jupyter-alice" not in failed.find_all(class_="rp-when")[0].words()
     assert "jupyter-alice" not in failed.find_all(class_="rp-message")[0].words()
     assert "jupyter-alice" in failed.find_all("dl")[0].words()

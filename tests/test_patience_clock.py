@@ -1,4 +1,4 @@
-"""Patience messages on an injected clock: when they come, and how many (issue 8, section 6).
+"""Patience messages on an injected clock: when they come, and how many.
 
 The timing of patience messages used to be checked only through a real spawn on the
 simulated cluster, where a loaded machine shifts every moment; one run saw an extra message.
@@ -78,7 +78,7 @@ def test_one_message_per_due_time_counted_from_the_request() -> None:
     (record,) = patience_records(timeline)
     assert record["id"] == "patience-requested" and record["count"] == 4
     assert record["since_spawn"] == 2.4
-    # the row's clock column says when (issue 11): the text does not repeat it
+    # the row's clock column says when: the text does not repeat it
     assert record["message"] == "Still waiting for your server to start"
     # the pump's next wake-up is the next due time, measured on the same clock
     assert spawner._rp_next_wakeup(timeline, state) == pytest.approx(4.8 - 2.9)

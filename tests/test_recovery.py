@@ -2,10 +2,11 @@
 
 The live banner used to stay red ("This will not fix itself") through a retried pull that
 worked, until the container was created: ``diagnose`` let only a later *step* overcome a
-problem. Each case below is a timeline (records as contract 1 shapes them, built by hand)
-and the record that ``decisive_record`` names for it: None when nothing is wrong any more.
-Then the same through the live diagnosis of the demo's ``flaky-pull`` scenario, and on the
-progress stream (contract 3: ``diagnosis: null`` rides on the ``Pulled`` event).
+problem. Each case below is a timeline (records in the record schema of docs/contracts.md,
+built by hand) and the record that ``decisive_record`` names for it: None when nothing is
+wrong any more. Then the same through the live diagnosis of the demo's ``flaky-pull``
+scenario, and on the progress stream (the SSE payload of docs/contracts.md:
+``diagnosis: null`` rides on the ``Pulled`` event).
 """
 
 from __future__ import annotations
@@ -213,8 +214,8 @@ async def flaky_pull_stream() -> tuple[list[dict[str, Any]], SpawnTimeline]:
 
 
 async def test_the_progress_stream_sends_diagnosis_null_on_the_pulled_event() -> None:
-    """Contract 3 on the stream a page reads: the event that carries the ``Pulled`` record
-    is the one with ``diagnosis: null``."""
+    """The SSE payload (docs/contracts.md) on the stream a page reads: the event that carries
+    the ``Pulled`` record is the one with ``diagnosis: null``."""
     got, _timeline = await flaky_pull_stream()
     changes = [(e["record"]["reason"], e["diagnosis"]) for e in got if "diagnosis" in e]
     assert [(reason, d["state"] if d else None) for reason, d in changes] == [

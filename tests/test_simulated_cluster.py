@@ -1,5 +1,5 @@
 """The simulated Kubernetes cluster: its API protocol, its scenarios, and the real
-KubeSpawner running against it unchanged (DESIGN.md contract 5)."""
+KubeSpawner running against it unchanged."""
 
 from __future__ import annotations
 
@@ -175,7 +175,7 @@ SCENARIO_TABLE = {
         ["Scheduled", "Pulling", "Failed", "Failed", "BackOff", "Failed", "Pulled", "Created", "Started"],
         True,
     ),
-    # events of the pod's JupyterServer custom resource first (issue 13)
+    # events of the pod's JupyterServer custom resource first (followed objects)
     "operator": (["Reconciling", "Created", "Created", "Reconciled", "Scheduled", "Pulling", "Pulled",
                   "Created", "Started"], True),
     "operator-error": (["Reconciling", "ReconcileError"], False),

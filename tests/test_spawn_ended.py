@@ -99,7 +99,7 @@ async def test_a_broken_metrics_path_never_fails_the_spawn(monkeypatch, caplog):
 
 
 def test_as_a_listener_of_a_spawn_end_notification():
-    """The shape issue 10's notification point passes to its listeners."""
+    """The shape the spawn-end notification point passes to its listeners."""
     spawner = spawner_with_profile("ended-listener")
     timeline = SpawnTimeline()
     timeline.finish("failed", "The server was stopped before it was ready.")

@@ -1,4 +1,4 @@
-"""Issue 8, section 1: each class of wrong cause, pinned with real wordings.
+"""Each class of wrong cause, pinned with real wordings.
 
 Every case is a sequence of events as Kubernetes, cluster-autoscaler or Karpenter word them
 (several releases where the wording differs), and what a person reads: the sentence of a

@@ -125,7 +125,7 @@ def test_no_raw_fragment_and_no_doubled_clause(entry: dict[str, Any], records: d
 
 
 def test_the_checks_catch_what_they_look_for() -> None:
-    """The two checks above would fail on the wordings issue 8 reported."""
+    """The two checks above would fail on wordings once shown raw or with a doubled clause."""
     assert RAW_FRAGMENTS.search("No machine has enough free CPU, and 1: node(s) had taints that the pod didn't tolerate")
     said = clauses("No machine has enough free CPU or memory, and 2 are reserved for other work and 1 are reserved "
                    "for other work")

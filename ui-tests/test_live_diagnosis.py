@@ -1,4 +1,4 @@
-"""The live cause banner and fail-fast, as a user sees them (issue 9, DESIGN.md contract 7).
+"""The live cause banner and fail-fast, as a user sees them (docs/fail-fast.md).
 
 Fixtures: ``slow_stop_hub`` (module): a DemoHub like ``demo_hub`` whose fail-fast waits
 ``HOLD`` seconds (and does not count repeats), so the page can be watched, and clicked,
@@ -52,7 +52,7 @@ def test_the_cause_shows_before_the_spawn_ends_then_fail_fast_ends_it(make_hub_p
 
     # fail-fast: the failure comes after HOLD seconds, not after the 40 s start timeout
     expect(page.locator("#rp-failure")).to_be_visible(timeout=int((HOLD + 15) * 1000))
-    # the headline names the problem, the image stands on its own line (issue 11)
+    # the headline names the problem, the image stands on its own line
     expect(page.locator("#rp-failure-summary")).to_contain_text("does not exist")
     expect(page.locator("#rp-failure-ref")).to_have_text(MISSING_IMAGE)
     expect(banner).to_be_hidden()

@@ -1,4 +1,4 @@
-"""The live page and the failure page tell one calm, consistent story (issue 11).
+"""The live page and the failure page tell one calm, consistent story.
 
 Real hub, proxy, simulated cluster and Chromium, at 1280x800, on a phone (390x844) and in
 dark mode. Each test takes the screenshots it judges (test-output/screenshots/, or the

@@ -1,4 +1,4 @@
-"""Operator-based spawns in the browser (issue 13): the custom resource's events on the page.
+"""Operator-based spawns in the browser: the custom resource's events on the page.
 
 The demo hub follows the ``JupyterServer`` custom resource (``followed_objects`` in
 ``richprogress/demo/jupyterhub_config.py``); the simulated cluster's controller reports on
@@ -27,7 +27,7 @@ def test_operator_rows_show_the_custom_object_before_the_pod(hub_page) -> None:
     objects = [row["object"] for row in rows]
     pod = f"jupyter-{hub_page.username}"
     # the controller's four rows, then the pod's own (the user's own pod is named once, in
-    # the facts, not in a pill on each of its rows: issue 11)
+    # the facts, not in a pill on each of its rows)
     assert objects[:5] == [f"JupyterServer {pod}"] * 4 + [""], rows
     assert rows[0]["message"].startswith(f"The controller is working on JupyterServer {pod}"), rows
     assert rows[1]["message"].startswith(f"The controller of JupyterServer {pod} created Pod {pod}"), rows

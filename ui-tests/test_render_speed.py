@@ -1,4 +1,4 @@
-"""A 1000-record timeline renders in one batch (issue 14, item 6), and the time it takes.
+"""A 1000-record timeline renders in one batch, and the time it takes.
 
 The figure is printed, never asserted (a shared CI machine's timing says little); what is
 asserted is that every record got exactly one row, in order, saying what its record says,

@@ -1,7 +1,7 @@
 """Long names in live rows break only after "/", ":" or "." (never at a hyphen), on a
 phone-sized page: checked where the lines really start, character by character.
 
-breaks.js builds a name's pieces with as few elements as it can (issue 14); this is what
+breaks.js builds a name's pieces with as few elements as it can (for render speed); this is what
 that must keep. The page is the render benchmark's, fed by its stand-in stream.
 """
 

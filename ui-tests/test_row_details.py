@@ -1,7 +1,7 @@
-"""The Kubernetes detail one click away (issue 8): rows open from the keyboard, and the
+"""The Kubernetes detail one click away: rows open from the keyboard, and the
 failure page's facts box says what an admin needs. Real hub, proxy, simulated cluster.
 
-The live page builds a row's list only when it is first opened (issue 14); the last tests
+The live page builds a row's list only when it is first opened (lazy lists); the last tests
 check that on the render benchmark's page, fed by a stand-in stream (no hub needed)."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def test_rows_open_from_the_keyboard_on_both_pages(hub_page, images_dir, axe_sou
     toggle = row.locator("button.rp-details-toggle")
     details = row.locator("dl.rp-details")
     expect(toggle).to_have_attribute("aria-expanded", "false")
-    # issue 14: the list is built when first opened, and only then named by aria-controls
+    # lazy lists: the list is built when first opened, and only then named by aria-controls
     expect(details).to_have_count(0)
     assert toggle.get_attribute("aria-controls") is None
 
@@ -90,7 +90,7 @@ def test_rows_open_from_the_keyboard_on_both_pages(hub_page, images_dir, axe_sou
 
 
 def test_a_100_kb_image_name_is_shortened_and_the_page_stays_responsive(hub_page) -> None:
-    """Issue 8: a 100 kB image name made the tab unresponsive for 20+ s; now every view
+    """A 100 kB image name once made the tab unresponsive for 20+ s; now every view
     shows it cut with "... (N more characters)" (the JSON keeps it whole)."""
     import time
 
@@ -111,14 +111,14 @@ def test_a_100_kb_image_name_is_shortened_and_the_page_stays_responsive(hub_page
     )
     assert longest < 3000
     page.reload()
-    # the headline names the problem; the name stands on its own line, shortened (issue 11)
+    # the headline names the problem; the name stands on its own line, shortened
     expect(page.locator("#rp-summary-ref")).to_contain_text("more characters")
     assert len(page.locator("#rp-summary").text_content() or "") < 3000
     assert len(page.locator("#rp-summary-ref").text_content() or "") < 3000
     assert len(page.locator("#rp-report").text_content() or "") < 60_000
 
 
-# -- the live page's lazy lists (issue 14), on the benchmark's page with a stand-in stream --
+# -- the live page's lazy lists, on the benchmark's page with a stand-in stream --
 
 HOSTILE = '<img src=x onerror="alert(1)"> <script>alert(2)</script>'
 

@@ -1,4 +1,4 @@
-"""The failure page lasts (spawn history, issue 10), in Chromium against the demo hub.
+"""The failure page lasts (spawn history), in Chromium against the demo hub.
 
 ``hub_page`` / ``make_hub_page`` give ``HubPage``s (ui-tests/conftest.py), typed ``Any``
 here because tests never import conftest.

@@ -1,4 +1,4 @@
-"""Typical start times on the pending page, as a user sees them (issue 12).
+"""Typical start times on the pending page, as a user sees them.
 
 Fixtures: ``typical_hub`` (module): a DemoHub whose admin gave expected times
 (``c.TypicalTimes.expected``) for the scale-up and no-node-fits profiles, replaying slowly
