@@ -4,11 +4,13 @@ fail, reload, read why, Ctrl-C, and nothing is left running."""
 from __future__ import annotations
 
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -102,6 +104,13 @@ def test_readme_demo_walkthrough(browser, images_dir) -> None:
     print(f"demo stopped {time.monotonic() - started:.1f} s after Ctrl-C")
     assert proc.returncode == 0, output
     assert "Stopped." in output
+    # the hub log the demo printed at its start is kept, and said where; then tidied away,
+    # so the test leaves nothing behind
+    kept = re.search(r"The hub log is kept in (\S+)", output)
+    assert kept, output
+    log = Path(kept.group(1))
+    assert log.is_file() and log.stat().st_size > 0
+    shutil.rmtree(log.parent)
     # the cluster, JupyterHub and configurable-http-proxy were all running, and none is left
     assert len(children) >= 3, children
     assert [pid for pid in children if pid_alive(pid)] == []
