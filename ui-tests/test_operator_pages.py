@@ -17,7 +17,10 @@ pytestmark = pytest.mark.browser
 # Keeps what each row's pills said in sessionStorage (same origin, so it outlives the
 # redirect to the server): a quick spawn replaces the pending page within a fraction of a
 # second, before a test could read the rows.
-def test_operator_rows_show_the_custom_object_before_the_pod(hub_page) -> None:
+def test_operator_rows_show_the_custom_object_before_the_pod(make_hub_page, unhurried_hub) -> None:
+    # the operator scenario takes 0.2 s at the usual demo speed: often ready before the
+    # page's stream opened, and then the page shows no rows to read
+    hub_page = make_hub_page(hub=unhurried_hub)
     page = hub_page.page
     hub_page.record_rows()
     hub_page.spawn("operator")
