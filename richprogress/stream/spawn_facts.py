@@ -22,7 +22,7 @@ from importlib import metadata
 from typing import Any
 
 from richprogress._version import __version__
-from richprogress.typical.profile import chosen_profile
+from richprogress.typical.profile import chosen_profile, nonempty_text, spawner_attr
 
 Facts = list[tuple[str, str]]
 
@@ -55,17 +55,6 @@ class SpawnerFacts:
     start_timeout: float | None = None
 
 
-def _attr(spawner: Any, name: str) -> Any:
-    try:
-        return getattr(spawner, name, None)
-    except Exception:  # a property of a half-made spawner may raise
-        return None
-
-
-def _name(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def _amount(value: Any) -> bool:
     """Whether ``value`` is a set amount (not None, empty or a bool)."""
     return value is not None and value != "" and not isinstance(value, bool)
@@ -73,7 +62,7 @@ def _amount(value: Any) -> bool:
 
 def _pod_spec(spawner: Any, namespace: str | None, pod_name: str | None) -> Mapping[str, Any] | None:
     """The spec of the spawn's pod as the pods reflector holds it, if it does."""
-    reflector = _attr(spawner, "pod_reflector")
+    reflector = spawner_attr(spawner, "pod_reflector")
     pods = getattr(reflector, "pods", None) if reflector is not None else None
     if not isinstance(pods, Mapping) or not pod_name:
         return None
@@ -97,15 +86,15 @@ def _images(spawner: Any, spec: Mapping[str, Any] | None) -> tuple[tuple[str, bo
     if spec is not None:
         for key, init in (("initContainers", True), ("containers", False)):
             for container in spec.get(key) or []:
-                image = _name(container.get("image")) if isinstance(container, Mapping) else None
+                image = nonempty_text(container.get("image")) if isinstance(container, Mapping) else None
                 if image is not None:
                     found.setdefault(image, init)
     if not found:
-        image = _name(_attr(spawner, "image"))
+        image = nonempty_text(spawner_attr(spawner, "image"))
         if image is not None:
             found[image] = False
-        for container in _attr(spawner, "init_containers") or []:
-            image = _name(container.get("image")) if isinstance(container, Mapping) else None
+        for container in spawner_attr(spawner, "init_containers") or []:
+            image = nonempty_text(container.get("image")) if isinstance(container, Mapping) else None
             if image is not None:
                 found.setdefault(image, True)
     return tuple(found.items())
@@ -114,10 +103,10 @@ def _images(spawner: Any, spec: Mapping[str, Any] | None) -> tuple[tuple[str, bo
 def _resources(spawner: Any, cpu: str, mem: str, extra: str) -> dict[str, Any]:
     amounts: dict[str, Any] = {}
     for key, name in (("cpu", cpu), ("memory", mem)):
-        value = _attr(spawner, name)
+        value = spawner_attr(spawner, name)
         if _amount(value):
             amounts[key] = value
-    more = _attr(spawner, extra)
+    more = spawner_attr(spawner, extra)
     if isinstance(more, Mapping):
         for key, value in more.items():
             if isinstance(key, str) and _amount(value):
@@ -128,25 +117,25 @@ def _resources(spawner: Any, cpu: str, mem: str, extra: str) -> dict[str, Any]:
 def read_facts(spawner: Any, records: Iterable[Mapping[str, Any]] = ()) -> SpawnerFacts:
     """The facts of ``spawner``'s spawn (``records``: its timeline's, for the node that
     its ``Scheduled`` event names)."""
-    namespace = _name(_attr(spawner, "namespace"))
-    pod_name = _name(_attr(spawner, "pod_name"))
+    namespace = nonempty_text(spawner_attr(spawner, "namespace"))
+    pod_name = nonempty_text(spawner_attr(spawner, "pod_name"))
     spec = _pod_spec(spawner, namespace, pod_name)
     slug, profile = chosen_profile(spawner)
-    selector = _attr(spawner, "node_selector")
-    tolerations = _attr(spawner, "tolerations")
+    selector = spawner_attr(spawner, "node_selector")
+    tolerations = spawner_attr(spawner, "tolerations")
     if not isinstance(tolerations, Iterable) or isinstance(tolerations, (str, bytes, Mapping)):
         tolerations = ()
-    timeout = _attr(spawner, "start_timeout")
+    timeout = spawner_attr(spawner, "start_timeout")
     return SpawnerFacts(
         namespace=namespace,
         pod=pod_name,
-        node=_name(spec.get("nodeName")) if spec is not None else None,
+        node=nonempty_text(spec.get("nodeName")) if spec is not None else None,
         scheduled_node=_scheduled_node(records),
         images=_images(spawner, spec),
         requests=_resources(spawner, "cpu_guarantee", "mem_guarantee", "extra_resource_guarantees"),
         limits=_resources(spawner, "cpu_limit", "mem_limit", "extra_resource_limits"),
         profile_slug=slug,
-        profile_name=_name(profile.get("display_name")) if profile is not None else None,
+        profile_name=nonempty_text(profile.get("display_name")) if profile is not None else None,
         node_selector=dict(selector) if isinstance(selector, Mapping) else {},
         tolerations=tuple(item for item in tolerations if isinstance(item, Mapping)),
         start_timeout=float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) else None,

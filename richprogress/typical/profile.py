@@ -13,21 +13,23 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def _get(spawner: Any, name: str) -> Any:
+def spawner_attr(spawner: Any, name: str) -> Any:
+    """``spawner.name``, or None when it is missing or its property raises."""
     try:
         return getattr(spawner, name, None)
     except Exception:  # a property of a half-made spawner may raise
         return None
 
 
-def _text(value: Any) -> str | None:
+def nonempty_text(value: Any) -> str | None:
+    """``value`` if it is a non-empty str, else None."""
     return value if isinstance(value, str) and value else None
 
 
 def _profiles(spawner: Any) -> list[Mapping[str, Any]]:
     """The spawner's profiles: KubeSpawner's evaluated ``_profile_list`` (``profile_list``
     may be a callable), else ``profile_list`` itself."""
-    profiles = _get(spawner, "_profile_list") or _get(spawner, "profile_list")
+    profiles = spawner_attr(spawner, "_profile_list") or spawner_attr(spawner, "profile_list")
     if isinstance(profiles, Mapping):
         profiles = list(profiles.values())
     if not isinstance(profiles, (list, tuple)):
@@ -37,8 +39,8 @@ def _profiles(spawner: Any) -> list[Mapping[str, Any]]:
 
 def chosen_profile(spawner: Any) -> tuple[str | None, Mapping[str, Any] | None]:
     """The slug of the spawner's profile and the profile's entry (None when unknown)."""
-    options = _get(spawner, "user_options")
-    slug = _text(options.get("profile")) if isinstance(options, Mapping) else None
+    options = spawner_attr(spawner, "user_options")
+    slug = nonempty_text(options.get("profile")) if isinstance(options, Mapping) else None
     chosen: Mapping[str, Any] | None = None
     for profile in _profiles(spawner):
         if slug is not None:
@@ -51,7 +53,7 @@ def chosen_profile(spawner: Any) -> tuple[str | None, Mapping[str, Any] | None]:
             chosen = profile
     if chosen is None:
         return slug, None
-    return slug or _text(chosen.get("slug")), chosen
+    return slug or nonempty_text(chosen.get("slug")), chosen
 
 
 def profile_slug_of(spawner: Any) -> str | None:
@@ -62,4 +64,4 @@ def profile_slug_of(spawner: Any) -> str | None:
 def profile_name_of(spawner: Any) -> str | None:
     """The display name of the profile a spawner started with, if it has one."""
     profile = chosen_profile(spawner)[1]
-    return _text(profile.get("display_name")) if profile is not None else None
+    return nonempty_text(profile.get("display_name")) if profile is not None else None
