@@ -120,7 +120,10 @@ async def test_spawns_that_can_succeed_are_never_stopped(hub, run):
         assert data["stopped_early"] is None, profile
         assert all(r["id"] != STOPPED_EARLY_ID for r in data["records"])
         if profile == "flaky-pull":
-            # it looked fatal for a while: the page said so, then the cause cleared
+            # it looked fatal for a while: the page said what it knew (not found, once:
+            # blocked, never "will not fix itself"), then the cause cleared
             states = [d["state"] if d else None for d in diagnoses(events)]
-            assert "hopeless" in states and states[-1] is None, states
+            assert "trying" in states and "hopeless" not in states and states[-1] is None, states
+            verdicts = [e["verdict"]["state"] for e in events if "verdict" in e]
+            assert "hopeless" not in verdicts and verdicts[-1] == "progressing", verdicts
         hub.api("DELETE", f"users/{name}/server")

@@ -66,6 +66,9 @@ class Assessment:
     #: seconds from ``now`` until the hold time of a fatal cause passes (re-assess then);
     #: None when time cannot change the verdict
     recheck_in: float | None = None
+    #: the fatal cause has held (it happened ``repeats`` times, or lasted ``hold_seconds``),
+    #: whether or not fail-fast is on: the evidence is decisive
+    held: bool = False
 
 
 def _count(record: Mapping[str, object]) -> int:
@@ -111,13 +114,16 @@ def assess(
         fatal=fatal,
         count=count,
     )
-    if not fatal or not policy.enabled:
+    if not fatal:
         return Assessment(diagnosis)
     seen_at = (first_seen or {}).get(record_id, now)
-    held = max(0.0, now - seen_at)
+    held_for = max(0.0, now - seen_at)
     by_count = policy.repeats > 0 and count >= policy.repeats
-    by_time = policy.hold_seconds > 0 and held >= policy.hold_seconds
-    if by_count or by_time or (policy.repeats <= 0 and policy.hold_seconds <= 0):
-        return Assessment(diagnosis, stop=True)
-    recheck = policy.hold_seconds - held if policy.hold_seconds > 0 else None
+    by_time = policy.hold_seconds > 0 and held_for >= policy.hold_seconds
+    held = by_count or by_time or (policy.repeats <= 0 and policy.hold_seconds <= 0)
+    recheck = policy.hold_seconds - held_for if policy.hold_seconds > 0 and not held else None
+    if not policy.enabled:
+        return Assessment(diagnosis, recheck_in=recheck, held=held)
+    if held:
+        return Assessment(diagnosis, stop=True, held=True)
     return Assessment(diagnosis, recheck_in=recheck)

@@ -14,6 +14,7 @@ problem is shown (it may be the one that overcomes it, e.g. the ``Scheduled`` af
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ from richprogress.model.records import EventRecord
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.model.times import format_clock, format_duration, isoformat_z
 from richprogress.story.fail_fast import FailFastPolicy, LiveDiagnosis, assess, is_fatal
+from richprogress.story.verdict import SCALE_UP_REASONS, Verdict, decide
 
 #: the id of the timeline row that says the spawn was stopped early
 STOPPED_EARLY_ID = "richprogress-stopped-early"
@@ -29,52 +31,78 @@ STOPPED_EARLY_REASON = "StoppedEarly"
 
 
 class LiveDiagnoser:
-    """One spawn's live diagnosis (``current``) and whether fail-fast is due (``stop_due``).
+    """One spawn's live verdict (``verdict``, ``story.verdict.decide``) and whether
+    fail-fast is due (``stop_due``).
 
     ``note`` is called for each record the timeline added or changed, ``refresh`` when time
-    alone may change the verdict (``recheck_in`` says when). Times are the timeline's
-    ``elapsed()``: seconds since the spawn request, by the timeline's (injectable) clock.
+    alone may change the verdict (``recheck_in`` says when), ``note_late`` when the spawn
+    runs past its typical time or no longer does. Times are the timeline's ``elapsed()``:
+    seconds since the spawn request, by the timeline's (injectable) clock.
     """
 
     def __init__(self, policy: FailFastPolicy) -> None:
         self.policy = policy
         #: record id -> seconds since the spawn request when it was first seen (fatal ones)
         self.first_seen: dict[str, float] = {}
+        self.verdict: Verdict = Verdict("progressing", "requested", None)
+        #: the verdict's cause in the stream's older ``diagnosis`` form (None: no cause)
         self.current: LiveDiagnosis | None = None
         self.stop_due = False
+        self.late = False
         self._recheck_at: float | None = None
 
     @property
+    def shows_cause(self) -> bool:
+        """Whether the page shows a cause (blocked, hopeless, or stopped because of it):
+        a "still waiting" row would then only repeat it, or contradict it."""
+        return self.verdict.cause is not None
+
+    @property
     def hopeless(self) -> bool:
-        """Whether the page shows a cause waiting cannot fix (or the spawn was stopped)."""
-        return self.current is not None and self.current["state"] in ("hopeless", "stopped")
+        """Whether the page says waiting cannot fix the cause (or the spawn was stopped)."""
+        return self.verdict.state in ("hopeless", "failed")
 
     @property
     def stopped(self) -> bool:
-        return self.current is not None and self.current["state"] == "stopped"
+        return self.verdict.stopped_early
 
     def note(self, timeline: SpawnTimeline, record: Mapping[str, Any]) -> bool:
-        """A record was added or changed; True when the diagnosis changed."""
+        """A record was added or changed; True when the verdict changed."""
         if self.stopped:
             return False
         fatal = is_fatal(record)
         if fatal:
             self.first_seen.setdefault(str(record.get("id")), timeline.elapsed())
-        if fatal or record.get("severity") in ("warning", "error") or self.current is not None:
+        if (
+            fatal
+            or record.get("severity") in ("warning", "error")
+            or self.verdict.state != "progressing"
+            or record.get("reason") in SCALE_UP_REASONS
+        ):
             return self.refresh(timeline)
         return False
 
+    def note_late(self, timeline: SpawnTimeline, late: bool) -> bool:
+        """The spawn runs past its typical time (or not); True when the verdict changed."""
+        if late == self.late or self.stopped:
+            return False
+        self.late = late
+        return self.refresh(timeline)
+
     def refresh(self, timeline: SpawnTimeline) -> bool:
-        """Assess the timeline now; True when the diagnosis changed."""
+        """Decide the verdict now; True when it changed."""
         if self.stopped:
             return False
         now = timeline.elapsed()
-        verdict = assess(timeline.records(), now=now, first_seen=self.first_seen, policy=self.policy)
-        self.stop_due = verdict.stop
-        self._recheck_at = None if verdict.recheck_in is None else now + verdict.recheck_in
-        if verdict.diagnosis == self.current:
+        records = timeline.records()
+        assessment = assess(records, now=now, first_seen=self.first_seen, policy=self.policy)
+        self.stop_due = assessment.stop
+        self._recheck_at = None if assessment.recheck_in is None else now + assessment.recheck_in
+        verdict = decide(records, now=now, late=self.late, assessment=assessment)
+        if verdict.says() == self.verdict.says():
             return False
-        self.current = verdict.diagnosis
+        self.verdict = verdict
+        self.current = _legacy(verdict)
         return True
 
     def recheck_in(self, timeline: SpawnTimeline) -> float | None:
@@ -84,12 +112,36 @@ class LiveDiagnoser:
         return max(0.0, self._recheck_at - timeline.elapsed())
 
     def mark_stopped(self) -> LiveDiagnosis | None:
-        """The spawn is being ended because of ``current``: say so from now on."""
-        if self.current is not None:
-            self.current = LiveDiagnosis(**{**self.current, "state": "stopped"})
+        """The spawn is being ended because of the verdict's cause: say so from now on."""
+        cause = self.verdict.cause
+        if cause is not None:
+            cause = replace(cause, certainty="decisive")
+        self.verdict = Verdict(
+            "failed", cause.phase or self.verdict.step if cause else self.verdict.step,
+            cause, self.verdict.elapsed, stopped_early=True,
+        )
+        self.current = _legacy(self.verdict)
         self.stop_due = False
         self._recheck_at = None
         return self.current
+
+
+def _legacy(verdict: Verdict) -> LiveDiagnosis | None:
+    """The verdict's cause as the stream's ``diagnosis`` (its older form): state
+    ``trying`` (blocked), ``hopeless`` or ``stopped``."""
+    cause = verdict.cause
+    if cause is None:
+        return None
+    state = "stopped" if verdict.stopped_early else "hopeless" if verdict.state == "hopeless" else "trying"
+    return LiveDiagnosis(
+        summary=cause.summary,
+        hint=cause.hint,
+        phase=cause.phase,
+        record_id=cause.record_id,
+        state=state,
+        fatal=cause.fatal,
+        count=cause.count,
+    )
 
 
 def stopped_early_record(timeline: SpawnTimeline, start_timeout: float | None) -> EventRecord:

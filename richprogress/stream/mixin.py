@@ -421,11 +421,17 @@ class RichProgressMixin(LoggingConfigurable):
         if timeline.outcome != "pending":
             return False
         elapsed = timeline.elapsed()
-        # the page may already say what is wrong and that waiting will not fix it
-        hopeless = broadcast.live is not None and broadcast.live.hopeless
-        due = self._rp_patience_plan(timeline, state).take(elapsed, hopeless=hopeless)
+        plan = self._rp_patience_plan(timeline, state)
+        live = broadcast.live
+        late_changed = live is not None and live.note_late(timeline, plan.is_late(elapsed))
+        if late_changed:
+            self._rp_live_changed(timeline, broadcast, True)
+        # the page may already say what is wrong: a "still waiting" row would only repeat
+        # it (or, with a made-up step, contradict it)
+        shows_cause = live is not None and live.shows_cause
+        due = plan.take(elapsed, hopeless=shows_cause)
         if due is None:
-            return False
+            return late_changed
         record = still_waiting_record(
             self.event_formatter,
             timeline,

@@ -2,8 +2,9 @@
 each change as it happens.
 
 An event is ``{"progress", "message", "record"}``, with ``resolved`` (the ids of the rows
-this record got past) and ``diagnosis`` (the live diagnosis, where it changed; null when
-cleared) when they apply: the payload the pending page reads from JupyterHub's progress
+this record got past), ``verdict`` (``story.verdict.Verdict.to_dict()``, on the first event
+and where it changed) and ``diagnosis`` (the verdict's cause in the older form, where it
+changed; null when cleared) when they apply: the payload the pending page reads from JupyterHub's progress
 stream. No JupyterHub or Kubernetes import here.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from richprogress.model.records import PHASE_PROGRESS
 from richprogress.model.timeline import SpawnTimeline
+from richprogress.story.verdict import PAGE_START
 from richprogress.stream.broadcast import TimelineBroadcast
 
 
@@ -29,7 +31,10 @@ async def progress_events(
     """
     timeline, broadcast = choose()
     progress = 0
-    shown: Any = None  # the live diagnosis this reader sent last (None: none shown)
+    # what this reader's page shows so far: the verdict it was sent last (a page starts
+    # as "progressing", so that one is not sent), and the diagnosis (None: none shown)
+    shown: Any = PAGE_START
+    shown_diagnosis: Any = None
     floor_at = broadcast.floor_at
     batch, seen = timeline.snapshot()
     while True:
@@ -47,11 +52,20 @@ async def progress_events(
                 resolved = broadcast.resolved_by.get(record["id"])
                 if resolved is not None:
                     event["resolved"] = list(resolved)
-            live = broadcast.live.current if broadcast.live is not None else None
-            if live is not shown:
-                event["diagnosis"] = dict(live) if live is not None else None
-                shown = live
+            live = broadcast.live
+            if live is not None and live.verdict.says() != shown:
+                # the one verdict the page renders, and its cause in the older form
+                event["verdict"] = live.verdict.to_dict()
+                if live.current is not shown_diagnosis:
+                    event["diagnosis"] = dict(live.current) if live.current is not None else None
+                    shown_diagnosis = live.current
+                shown = live.verdict.says()
             yield event
+        live = broadcast.live
+        if live is not None and live.verdict.says() != shown and not batch:
+            # the verdict changed by time alone (the spawn became slow): no record to ride on
+            yield {"progress": min(progress, 99), "verdict": live.verdict.to_dict()}
+            shown = live.verdict.says()
         if timeline.change_seq == seen:
             if timeline.outcome != "pending":
                 return

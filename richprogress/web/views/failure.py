@@ -15,9 +15,9 @@ from richprogress.model.display import display_text
 from richprogress.model.records import PHASE_LABELS
 from richprogress.model.timeline import STOPPED_BEFORE_READY, SpawnTimeline
 from richprogress.model.times import format_clock, format_duration, time_ago, utc_text, utcnow
-from richprogress.story.diagnosis import diagnose
 from richprogress.story.folding import fold_records, is_fold
 from richprogress.story.steps import step_durations
+from richprogress.story.verdict import decide
 from richprogress.stream.spawn_facts import Facts
 from richprogress.web.urls import timeline_api_path
 from richprogress.web.views.payloads import timeline_report_text
@@ -69,6 +69,8 @@ class FailureView:
     facts: list[tuple[str, str]] = field(default_factory=list)
     #: "at +0:14, as waiting could not fix it" when fail-fast ended the spawn, else ""
     stopped_early: str = ""
+    #: the verdict's state: "failed", or "stopped" (a person stopped it)
+    state: str = "failed"
     #: when the spawn ended (ISO 8601) and how long ago that was ("2 hours ago")
     ended_iso: str | None = None
     ended_ago: str = ""
@@ -97,7 +99,16 @@ def failure_view(
     # second, so sorting by them would put a repeat before the sub-second event before it.
     records: list[dict[str, Any]] = list(timeline.records())  # type: ignore[arg-type]
     message = timeline.failure_message if timeline.failure_message else failed_message
-    diagnosis = diagnose(records, message)  # type: ignore[arg-type]
+    verdict = decide(
+        records,  # type: ignore[arg-type]
+        outcome="failed",
+        failure_message=message,
+        stopped_early=timeline.stopped_early is not None,
+    )
+    # a spawn a person stopped has no cause: the page says so, with the step it reached
+    diagnosis = verdict.diagnosis() or {
+        "summary": message or STOPPED_BEFORE_READY, "hint": None, "phase": verdict.step, "record_id": None,
+    }
     finished = timeline.finished_at
     steps = [
         {
@@ -166,6 +177,7 @@ def failure_view(
             if timeline.stopped_early
             else ""
         ),
+        state=verdict.state,
         ended_iso=timeline.to_dict()["finished"],
         ended_ago=time_ago(finished, utcnow()) if finished else "",
     )

@@ -6,20 +6,31 @@ from __future__ import annotations
 from typing import Any
 
 from richprogress.model.timeline import SpawnTimeline
-from richprogress.story.diagnosis import diagnose
 from richprogress.story.report import render_report_text
+from richprogress.story.verdict import Verdict, decide
 from richprogress.stream.spawn_facts import Facts, spawn_facts
 
 
-def timeline_payload(timeline: SpawnTimeline, facts: Facts | None = None) -> dict[str, Any]:
-    """What the JSON endpoint serves: ``to_dict()`` plus ``diagnosis`` (null unless failed)
-    and ``facts`` (``spawn_facts`` pairs; [] when not given)."""
-    data = timeline.to_dict()
-    data["diagnosis"] = (
-        dict(diagnose(data["records"], timeline.failure_message))
-        if timeline.outcome == "failed"
-        else None
+def timeline_verdict(timeline: SpawnTimeline) -> Verdict:
+    """The verdict the pages render for a timeline (``story.verdict.decide``), by the
+    timeline's own clock."""
+    return decide(
+        timeline.records(),
+        outcome=timeline.outcome,
+        failure_message=timeline.failure_message,
+        now=timeline.elapsed(),
+        stopped_early=timeline.stopped_early is not None,
     )
+
+
+def timeline_payload(timeline: SpawnTimeline, facts: Facts | None = None) -> dict[str, Any]:
+    """What the JSON endpoint serves: ``to_dict()`` plus ``verdict`` (what the pages say),
+    ``diagnosis`` (the verdict's cause in the older four keys; null unless failed) and
+    ``facts`` (``spawn_facts`` pairs; [] when not given)."""
+    data = timeline.to_dict()
+    verdict = timeline_verdict(timeline)
+    data["verdict"] = verdict.to_dict()
+    data["diagnosis"] = verdict.diagnosis() if timeline.outcome == "failed" else None
     data["facts"] = [list(pair) for pair in facts or []]
     return data
 
