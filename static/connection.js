@@ -68,6 +68,7 @@ export class ContactWatch {
     this.probeTimer = null;
     const box = document.getElementById("rp-lost");
     if (box) box.hidden = true;
+    if (typeof this.page.contactBack === "function") this.page.contactBack();
     if (!this.page.finished && !this.page.timer) {
       this.page.timer = window.setInterval(() => this.page.tick(), 1000);
     }
@@ -79,6 +80,8 @@ export class ContactWatch {
     window.clearInterval(this.page.timer);
     this.page.timer = null;
     this.showNotice();
+    // the page's verdict for a lost stream: no "still trying" from a hub it cannot hear
+    if (typeof this.page.contactLost === "function") this.page.contactLost();
     this.probeDelay = PROBE_FIRST_MS;
     this.scheduleProbe();
   }

@@ -21,7 +21,7 @@ from node_module import node_json
 
 from richprogress.model.records import PHASES, SEVERITIES
 from richprogress.model.times import format_clock, parse_timestamp
-from richprogress.story.fail_fast import LIVE_STATES
+from richprogress.story.verdict import STATES
 from richprogress.web.views.rows import row_moment
 from richprogress.web.views.vocabulary import vocabulary
 
@@ -35,23 +35,22 @@ def test_the_vocabulary_is_pythons() -> None:
     words = vocabulary()
     assert words["severities"] == list(SEVERITIES)
     assert [list(phase) for phase in json.loads(json.dumps(words["phases"]))] == [list(p) for p in PHASES]
-    assert words["liveStates"] == list(LIVE_STATES)
+    assert list(words["verdicts"]) == list(STATES)
 
 
-def test_every_step_and_live_state_has_its_words() -> None:
+def test_every_step_and_verdict_state_has_its_words() -> None:
     words = vocabulary()
     assert list(words["stepStates"]) == [name for name, _, _ in PHASES]
-    assert list(words["liveKickers"]) == list(LIVE_STATES)
-    assert list(words["liveStepStates"]) == list(LIVE_STATES)
-    assert set(words["cannotContinueStates"]) <= set(LIVE_STATES)
-    assert all(text.strip() for group in ("stepStates", "liveKickers", "liveStepStates", "cannotContinueStates")
-               for text in words[group].values())
+    assert all(text.strip() for text in words["stepStates"].values())
+    for state, row in words["verdicts"].items():
+        # a banner needs its first line
+        assert not row["show"]["banner"] or row["words"]["kicker"], state
 
 
 def test_static_keeps_no_copy_of_the_vocabulary() -> None:
     words = vocabulary()
-    sentences = [label for _, label, _ in PHASES] + [
-        text for group in ("stepStates", "liveKickers", "cannotContinueStates") for text in words[group].values()
+    sentences = [label for _, label, _ in PHASES] + list(words["stepStates"].values()) + [
+        text for row in words["verdicts"].values() for text in row["words"].values() if text
     ]
     for module in MODULES:
         # comments may quote the words; code must read them from data.vocabulary

@@ -37,9 +37,13 @@ def test_the_cause_shows_before_the_spawn_ends_then_fail_fast_ends_it(make_hub_p
     hub_page.spawn("image-not-found")
     banner = page.locator("#rp-live")
     expect(banner).to_be_visible()
+    # the second "not found" decides it: red, and no longer "the cluster will try once more"
     expect(banner).to_have_attribute("data-state", "hopeless")
+    expect(page.locator("#rp-live-kicker")).to_have_text("This will not fix itself")
     expect(page.locator("#rp-live-summary")).to_have_text(
         f"The image {MISSING_IMAGE} for the notebook container does not exist")
+    # a cause waiting cannot fix: no typical times, no "you will be redirected"
+    expect(page.locator("#rp-lead")).to_be_hidden()
     expect(page.locator("#rp-live-hint")).to_contain_text("What you can do:")
     expect(page.locator("#rp-live-stop")).to_be_visible()
     # the bar and the step follow the cause: red, "cannot continue", not blue "downloading"
@@ -88,18 +92,38 @@ def test_stop_and_change_options_stops_the_server_and_opens_the_form(make_hub_pa
     assert hub_page.dialogs == []
 
 
-def test_a_cause_that_may_clear_is_calm_then_goes(make_hub_page, slow_stop_hub, images_dir):
+def test_a_scale_up_under_way_is_waiting_not_a_problem(make_hub_page, slow_stop_hub, images_dir):
+    """scale-up: "no machine has room" while a machine is being added is in hand: the step
+    says a machine is being added, no banner stands, and the server starts."""
     hub_page = make_hub_page(hub=slow_stop_hub)
     page = hub_page.page
     hub_page.spawn("scale-up")
+    expect(page.locator("#rp-step")).to_have_text("Adding a machine to the cluster")
+    expect(page.locator("#rp-live")).to_be_hidden()
+    expect(page.locator("#rp-lead")).to_be_visible()
+    expect(page.locator("#progress-bar")).not_to_have_class(re.compile(r"\bbg-danger\b"))
+    page.screenshot(path=str(images_dir / "live-adding-a-machine.png"))
+    page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"))
+    assert hub_page.dialogs == []
+
+
+def test_a_refusal_that_may_clear_is_said_at_once_as_blocked(make_hub_page, slow_stop_hub, images_dir):
+    """operator-error: the namespace's quota refuses the pod; more room may come when other
+    servers stop. Amber, "Still trying", said at once, with no stop-and-change button (the
+    user cannot fix a quota) and no typical times."""
+    hub_page = make_hub_page(hub=slow_stop_hub)
+    page = hub_page.page
+    hub_page.spawn("operator-error")
     banner = page.locator("#rp-live")
-    expect(banner).to_have_attribute("data-state", "trying")
+    expect(banner).to_have_attribute("data-state", "blocked")
     expect(banner).to_be_visible()
     expect(page.locator("#rp-live-kicker")).to_have_text("Still trying")
+    expect(page.locator("#rp-live-summary")).to_contain_text("quota")
     expect(page.locator("#rp-live-stop")).to_be_hidden()
+    expect(page.locator("#rp-step-state")).to_have_text("(still trying)")
+    expect(page.locator("#progress-bar")).to_have_class(re.compile(r"\brp-bar-trying\b"))
     expect(page.locator("#progress-bar")).not_to_have_class(re.compile(r"\bbg-danger\b"))
     page.screenshot(path=str(images_dir / "live-still-trying.png"))
-    page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"))
     assert hub_page.dialogs == []
 
 
@@ -141,16 +165,20 @@ def flaky_hub() -> Iterator[DemoHub]:
 
 
 def test_a_retried_pull_that_works_clears_the_red_banner_at_once(make_hub_page, flaky_hub, images_dir):
-    """flaky-pull: the first pull says "does not exist" (red), the kubelet pulls again and
-    it works. The banner goes with the "Downloaded" row, not when the container exists."""
+    """flaky-pull: the first pull says "not found" (amber: it may be a tag a registry
+    replica does not have yet, and the cluster tries once more), the kubelet pulls again
+    and it works. The banner goes with the "Downloaded" row, not when the container exists;
+    it never said "will not fix itself"."""
     hub_page = make_hub_page(hub=flaky_hub)
     page = hub_page.page
     page.context.add_init_script(_BANNER_AT_ROWS)
     hub_page.spawn("flaky-pull")
     banner = page.locator("#rp-live")
-    expect(banner).to_have_attribute("data-state", "hopeless")
+    expect(banner).to_have_attribute("data-state", "blocked")
     expect(banner).to_be_visible()
-    page.screenshot(path=str(images_dir / "flaky-pull-red.png"))
+    expect(page.locator("#rp-live-summary")).to_contain_text("the cluster will try once more")
+    expect(page.locator("#progress-bar")).not_to_have_class(re.compile(r"\bbg-danger\b"))
+    page.screenshot(path=str(images_dir / "flaky-pull-first-not-found.png"))
     downloaded = hub_page.rows().filter(has_text="Downloaded the image")
     expect(downloaded).to_have_count(1)
     # the retry worked: no red, no "cannot continue", the bar back to its normal colour
@@ -167,7 +195,8 @@ def test_a_retried_pull_that_works_clears_the_red_banner_at_once(make_hub_page, 
     pull_failed = next(t for t in states if "does not exist" in t)
     retry = next(t for t in states if t.startswith("Downloaded the image"))
     created = next(t for t in states if t.startswith("Created the notebook container"))
-    assert states[pull_failed] == "hopeless", seen
+    assert states[pull_failed] == "blocked", seen
+    assert "hopeless" not in {state for _, state in seen}, seen
     assert states[retry] is None, seen  # gone by the time the row was written
     assert states[created] is None, seen
     assert hub_page.dialogs == []

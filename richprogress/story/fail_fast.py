@@ -66,8 +66,8 @@ class Assessment:
     #: seconds from ``now`` until the hold time of a fatal cause passes (re-assess then);
     #: None when time cannot change the verdict
     recheck_in: float | None = None
-    #: the fatal cause has held (it happened ``repeats`` times, or lasted ``hold_seconds``),
-    #: whether or not fail-fast is on: the evidence is decisive
+    #: the fatal cause has held (it happened twice, or as often or as long as the policy
+    #: waits for), whether or not fail-fast is on: the evidence is decisive
     held: bool = False
 
 
@@ -120,10 +120,11 @@ def assess(
     held_for = max(0.0, now - seen_at)
     by_count = policy.repeats > 0 and count >= policy.repeats
     by_time = policy.hold_seconds > 0 and held_for >= policy.hold_seconds
-    held = by_count or by_time or (policy.repeats <= 0 and policy.hold_seconds <= 0)
-    recheck = policy.hold_seconds - held_for if policy.hold_seconds > 0 and not held else None
-    if not policy.enabled:
-        return Assessment(diagnosis, recheck_in=recheck, held=held)
-    if held:
+    due = by_count or by_time or (policy.repeats <= 0 and policy.hold_seconds <= 0)
+    # the evidence is decisive once the cause came back (or lasted), whatever the policy
+    # counts before it acts: a second "not found" is not a registry replica's hiccup
+    held = due or count >= 2
+    recheck = policy.hold_seconds - held_for if policy.hold_seconds > 0 and not due else None
+    if policy.enabled and due:
         return Assessment(diagnosis, stop=True, held=True)
-    return Assessment(diagnosis, recheck_in=recheck)
+    return Assessment(diagnosis, recheck_in=recheck if not held or policy.enabled else None, held=held)

@@ -49,7 +49,6 @@ class PendingPage {
     this.phaseLabels = new Map(vocabulary.phases.map(([name, label]) => [name, label]));
     this.phaseOrder = new Map(vocabulary.phases.map(([name], index) => [name, index]));
     this.stepStates = vocabulary.stepStates;
-    this.cannotContinueStates = vocabulary.cannotContinueStates;
     this.log = document.getElementById("progress-log");
     this.rows = new TimelineRows(this.log, {
       started: data.started,
@@ -62,8 +61,6 @@ class PendingPage {
     this.message = document.getElementById("progress-message");
     this.step = document.getElementById("rp-step");
     this.stepOrder = -1;
-    /** The live diagnosis's state while it says waiting cannot fix it (else null). */
-    this.cannotContinue = null;
     this.elapsed = document.getElementById("rp-elapsed");
     this.eventCount = document.getElementById("rp-event-count");
     this.progress = 0;
@@ -77,9 +74,9 @@ class PendingPage {
       spawnUrl: data.spawnUrl,
       xsrf: xsrfToken,
       vocabulary,
-      beforeStop: () => {
-        this.stopRequested = true;
-      },
+      viewerIsOwner: Boolean(data.viewerIsOwner),
+      beforeStop: () => this.stopping(),
+      stopFailed: () => this.stopFailed(),
     });
     if (this.serverElapsed === null) {
       document.getElementById("rp-elapsed-label").textContent = "Waiting on this page for";
@@ -162,7 +159,9 @@ class PendingPage {
     if (!this.stepName || this.finished) return;
     const label = this.phaseLabels.get(this.stepName);
     if (this.step.textContent !== label) this.step.textContent = label;
-    const state = this.cannotContinueStates[this.cannotContinue] || this.stepStates[this.stepName] || "";
+    // the verdict's words when its state has some ("the reason is below"), else the step's
+    const verdict = this.live.verdict;
+    const state = (verdict && verdict.words.status) || this.stepStates[this.stepName] || "";
     if (this.message.textContent !== state) this.message.textContent = state;
   }
 
@@ -197,29 +196,65 @@ class PendingPage {
     if (evt.record && evt.record.id) this.addRecord(evt.record);
     else if (evt.message && !evt.ready && !evt.failed) this.addMessage(evt.message);
     if (Array.isArray(evt.resolved)) this.rows.markResolved(evt.resolved);
-    if ("diagnosis" in evt) {
-      this.live.update(evt.diagnosis);
-      const state = evt.diagnosis ? evt.diagnosis.state : null;
-      this.cannotContinue = state && Object.hasOwn(this.cannotContinueStates, state) ? state : null;
-      this.typical.stepAside(this.cannotContinue !== null, this.now());
-      this.showStep();
-    }
-    if (evt.ready || evt.failed) {
-      this.live.end();
-      this.typical.end();
-    }
-    if (evt.ready) {
+    if (evt.verdict && !this.stopRequested) this.applyVerdict(evt.verdict);
+    if (evt.ready || evt.failed) this.typical.end();
+    if (this.stopRequested && (evt.ready || evt.failed)) {
+      // the end of a spawn its user stopped: the page keeps saying "stopping" until the
+      // stop button's own reload (or the spawn form) takes over
       this.flush();
       this.stop();
+    } else if (evt.ready) {
+      this.flush();
+      this.stop();
+      this.applyVerdict(this.live.pageVerdict("ready"));
       this.step.textContent = this.phaseLabels.get("ready");
       // Reloading this page redirects to the running server (JupyterHub's contract).
       window.location.reload();
     } else if (evt.failed) {
       this.flush();
       this.stop();
-      // After the Stop button, "Spawn cancelled" is what the user asked for, not a failure.
-      if (!this.stopRequested) this.showFailure(evt.message || "");
+      this.applyVerdict(this.live.pageVerdict("failed"));
+      this.showFailure(evt.message || "");
     }
+  }
+
+  /**
+   * Show a verdict: the banner, the bar, the lines and the buttons follow its table.
+   * @param {import("../live-diagnosis.js").Verdict} verdict
+   */
+  applyVerdict(verdict) {
+    this.live.render(verdict);
+    const show = this.live.verdict ? this.live.verdict.show : null;
+    if (show) this.typical.stepAside(!show.typical, this.now());
+    this.showStep();
+  }
+
+  /** The user asked to stop the server: nothing the hub says now is news to them. */
+  stopping() {
+    if (!this.stopRequested) this.beforeStop = this.live.verdict;
+    this.stopRequested = true;
+    this.applyVerdict(this.live.pageVerdict("stopping"));
+    this.message.textContent = this.live.verdict.words.status || "";
+  }
+
+  /** The stop did not go through: back to what the hub said last. */
+  stopFailed() {
+    this.stopRequested = false;
+    if (this.beforeStop) this.applyVerdict(this.beforeStop);
+  }
+
+  /** The stream lost the hub (connection.js): a "still trying" would be old news. */
+  contactLost() {
+    if (this.finished || this.stopRequested) return;
+    this.beforeLost = this.live.verdict;
+    this.applyVerdict(this.live.pageVerdict("lost"));
+  }
+
+  /** The stream is back: the hub's last verdict until it sends a new one. */
+  contactBack() {
+    if (this.finished || this.stopRequested || !this.beforeLost) return;
+    this.applyVerdict(this.beforeLost);
+    this.beforeLost = null;
   }
 
   /** Drop the stream and open a new one, as a network blip would (tests use it). */
@@ -275,14 +310,17 @@ class PendingPage {
         // the hub's own figure, as the failure page shows it
         this.elapsed.textContent = formatDuration(timeline.elapsed);
       }
-      if (timeline.diagnosis) {
+      // the hub's verdict on the failed spawn: the failure page says the same
+      const verdict = timeline.verdict;
+      const cause = verdict && verdict.cause;
+      if (cause) {
         const owner = this.data.viewerIsOwner;
-        if (timeline.diagnosis.summary) showHeadline(summary, displayText(forViewer(timeline.diagnosis.summary, owner)));
-        hint.textContent = displayText(forViewer(timeline.diagnosis.hint || "", owner));
-        if (timeline.diagnosis.phase && this.phaseLabels.has(timeline.diagnosis.phase)) {
-          this.step.textContent = `Failed during: ${this.phaseLabels.get(timeline.diagnosis.phase)}`;
+        if (cause.summary) showHeadline(summary, displayText(forViewer(cause.summary, owner)));
+        hint.textContent = displayText(forViewer(cause.hint || "", owner));
+        if (this.phaseLabels.has(verdict.step)) {
+          this.step.textContent = `Failed during: ${this.phaseLabels.get(verdict.step)}`;
         }
-        this.rows.markCause(timeline.diagnosis.record_id);
+        this.rows.markCause(cause.record_id);
       }
     } catch {
       // The link to the failure page is there either way.
@@ -293,7 +331,7 @@ class PendingPage {
     const button = document.getElementById("stop-server-btn");
     const status = document.getElementById("stop-server-status");
     button.addEventListener("click", async () => {
-      this.stopRequested = true;
+      this.stopping();
       button.disabled = true;
       button.textContent = "Stopping...";
       status.hidden = false;
@@ -313,7 +351,7 @@ class PendingPage {
         status.textContent = "Server stopped.";
         window.setTimeout(() => window.location.reload(), 1000);
       } catch (err) {
-        this.stopRequested = false;
+        this.stopFailed();
         status.className = "mt-2 alert alert-danger";
         status.textContent = `Error stopping server: ${err.message}`;
         button.disabled = false;

@@ -1,7 +1,7 @@
 """The words and names the live page shares with Python, sent in its JSON as ``vocabulary``.
 
 The browser modules ship without a build step. Rather than keep their own copy of the
-severities, the spawn's steps and the live diagnosis's states (and drift from them), they
+severities, the spawn's steps and the verdict's states (and drift from them), they
 read this dictionary from the page's data: ``pending_data`` adds it, the template renders
 it with ``|tojson``. The words the page says about a step or a live state live here too,
 next to the names they are keyed by (tests/test_vocabulary_js.py checks that every step
@@ -11,11 +11,12 @@ and state has its words).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict
 from types import MappingProxyType
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from richprogress.model.records import PHASES, SEVERITIES
-from richprogress.story.fail_fast import LIVE_STATES
+from richprogress.story.verdict import SHOWS, STATE_WORDS, STATES
 
 __all__ = ["OVERCOME_PILL", "Vocabulary", "vocabulary"]
 
@@ -34,33 +35,6 @@ STEP_STATES: Mapping[str, str] = MappingProxyType(
     }
 )
 
-#: The status line while the live banner says waiting cannot fix the cause: the step's own
-#: words ("this often takes a few minutes") would promise that waiting ends it.
-CANNOT_CONTINUE_STATES: Mapping[str, str] = MappingProxyType(
-    {
-        "hopeless": "Waiting will not get past this: the reason is below.",
-        "stopped": "The spawn was stopped: the reason is below.",
-    }
-)
-
-#: The live banner's first line, per live state.
-LIVE_KICKERS: Mapping[str, str] = MappingProxyType(
-    {
-        "trying": "Still trying",
-        "hopeless": "This will not fix itself",
-        "stopped": "Stopped early: waiting would not fix this",
-    }
-)
-
-#: Beside the step label while the banner shows, per live state.
-LIVE_STEP_STATES: Mapping[str, str] = MappingProxyType(
-    {
-        "trying": "still trying",
-        "hopeless": "cannot continue",
-        "stopped": "stopped",
-    }
-)
-
 #: The pill of a problem row the spawn got past; templates/richprogress/rows.html renders
 #: the same word on the failure page.
 OVERCOME_PILL = "resolved"
@@ -73,10 +47,9 @@ class Vocabulary(TypedDict):
     #: [name, label, progress percent when reached], in the spawn's order
     phases: list[tuple[str, str, int]]
     stepStates: dict[str, str]
-    cannotContinueStates: dict[str, str]
-    liveStates: list[str]
-    liveKickers: dict[str, str]
-    liveStepStates: dict[str, str]
+    #: state -> {"show": what the page shows, "words": its kicker and status line}: the
+    #: one verdict's table (``story.verdict``), for the states a page reaches by itself
+    verdicts: dict[str, dict[str, Any]]
     overcomePill: str
 
 
@@ -86,10 +59,10 @@ def vocabulary() -> Vocabulary:
         "severities": list(SEVERITIES),
         "phases": [(name, label, progress) for name, label, progress in PHASES],
         "stepStates": dict(STEP_STATES),
-        "cannotContinueStates": dict(CANNOT_CONTINUE_STATES),
-        "liveStates": list(LIVE_STATES),
-        "liveKickers": dict(LIVE_KICKERS),
-        "liveStepStates": dict(LIVE_STEP_STATES),
+        "verdicts": {
+            state: {"show": asdict(SHOWS[state]), "words": asdict(STATE_WORDS[state])}
+            for state in STATES
+        },
         "overcomePill": OVERCOME_PILL,
     }
 
