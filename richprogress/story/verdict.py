@@ -102,7 +102,8 @@ STATE_WORDS: Mapping[str, StateWords] = MappingProxyType(
     {
         "progressing": StateWords(None, None),
         "waiting": StateWords(None, None),
-        "slow": StateWords(None, "This is taking longer than usual."),
+        # the typical-time line says "This is taking longer than usual", with the usual time
+        "slow": StateWords(None, None),
         "blocked": StateWords("Still trying", "Something is in the way; the cluster keeps trying: the reason is below."),
         "hopeless": StateWords("This will not fix itself", "Waiting will not get past this: the reason is below."),
         "failed": StateWords(None, None),
