@@ -19,11 +19,25 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from richprogress._version import __version__
-from richprogress.model.event_order import resource_version_number
+from richprogress.model.display import display_line
 from richprogress.model.records import EventRecord
-from richprogress.story.diagnosis import decisive_record, diagnose, ended_running
-from richprogress.story.ordering import time_order
-from richprogress.story.report import render_timeline_text
+from richprogress.story.diagnosis import Diagnosis, decisive_record, diagnose, ended_running
+from richprogress.story.ordering import arrival_order
+from richprogress.story.pods import (
+    Pod,
+    PodChoiceError,
+    Subject,
+    belongs,
+    joined,
+    mix_sentence,
+    name_list,
+    owners,
+    plural,
+    pod_label,
+    select,
+    subject_of,
+)
+from richprogress.story.report import format_object, render_timeline_text
 
 PROG = "richprogress"
 
@@ -34,19 +48,29 @@ Reads the output of `kubectl get events -o json` (a List with "items"), a JSON a
 events, or JSON lines (one event per line), from FILE or standard input.
 
 By default prints a readable timeline (UTC time, type, reason, object, sentence; repeats
-folded) sorted by time, ending with what went wrong and what to do when a warning or error
-was not overcome by later progress.
+folded) in the order the events happened, as the spawn pages show them, ending with what
+went wrong and what to do when a warning or error was not overcome by later progress.
+
+Events of several pods (a namespace's events, without a field selector): the output first
+says how many objects the input mixes, then shows one section per pod, the pods with a
+problem first, each with its own diagnosis. Events of an object named like a pod (an
+operator's resource) or of the claim KubeSpawner names after it (claim-X for jupyter-X)
+go with that pod; the events of any other object come last, in a section of their own.
+--pod NAME explains one pod alone.
 """
 
 EXPLAIN_EPILOG = """\
 examples:
   kubectl get events -o json --field-selector involvedObject.name=jupyter-alice \\
       | richprogress explain
+  kubectl get events -o json | richprogress explain --pod jupyter-alice
   richprogress explain events.json --diagnose
   richprogress explain events.json --raw      # each event's own message under its sentence
   richprogress explain events.json --json --rules my-rules.json
 
-exit status: 0 on success, 2 on bad input (one line on stderr says what is wrong).
+exit status: 0 on success, 2 on bad input (one line on stderr says what is wrong), also
+when --diagnose gets the events of several pods without --pod, or --pod names no pod of
+the input.
 """
 
 
@@ -233,6 +257,82 @@ def _use_color(stream: TextIO, choice: str) -> bool:
     return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
+# -- what the output says -------------------------------------------------------------------
+
+_THIS_PAGE = re.compile(r"\bthis page\b")
+
+
+def _for_terminal(diagnosis: Diagnosis) -> Diagnosis:
+    """The diagnosis as the command line says it: the hints were written for the spawn
+    pages ("send them this page"); here there is only this output to send."""
+    return Diagnosis(
+        summary=_THIS_PAGE.sub("this output", diagnosis["summary"]),
+        hint=_THIS_PAGE.sub("this output", diagnosis["hint"]) if diagnosis["hint"] else diagnosis["hint"],
+        phase=diagnosis["phase"],
+        record_id=diagnosis["record_id"],
+    )
+
+
+def _problem(records: Sequence[EventRecord]) -> bool:
+    # A warning or error still stands at the end: a spawn whose FailedScheduling was
+    # overcome by a scale-up went fine and needs no "What went wrong".
+    return decisive_record(records) is not None and not ended_running(records)
+
+
+def _timeline(records: Sequence[EventRecord], args: argparse.Namespace, color: bool) -> str:
+    diagnosis = _for_terminal(diagnose(records)) if _problem(records) else None
+    return render_timeline_text(records, diagnosis=diagnosis, color=color, raw=args.raw)
+
+
+def _by_pod(records: Sequence[EventRecord], found: Sequence[Pod | None]) -> dict[Pod | None, list[EventRecord]]:
+    """Each pod's records (None: those of objects of no pod), in the order given."""
+    grouped: dict[Pod | None, list[EventRecord]] = {}
+    for record, pod in zip(records, found, strict=True):
+        grouped.setdefault(pod, []).append(record)
+    return grouped
+
+
+def _mixed(records: Sequence[EventRecord], subjects: Sequence[Subject], found: Sequence[Pod | None],
+           pods: Sequence[Pod], args: argparse.Namespace, color: bool) -> str:
+    """The events of several pods: what the input mixes, then a section per pod (those
+    with a problem first, each with its own diagnosis), then the objects of no pod."""
+    grouped = _by_pod(records, found)
+    sections = [(_problem(mine), f"Pod {pod_label(pod, pods)}", mine) for pod, mine in grouped.items() if pod]
+    sections.sort(key=lambda section: not section[0])
+    troubled = [title.removeprefix("Pod ") for problem, title, _ in sections if problem]
+    rest = grouped.get(None, [])
+    if rest:
+        objects = list(dict.fromkeys(format_object(record) for record in rest))
+        sections.append((_problem(rest), f"Objects of no pod: {name_list([display_line(o) for o in objects], 5)}", rest))
+    lines = [
+        mix_sentence(subjects, pods),
+        ("Each pod's events follow in a section of their own, with a diagnosis when a problem stands at "
+         "its end; --pod NAME explains one pod alone."),
+        (f"A problem in {plural(len(troubled), 'pod')} of {len(pods)}: "
+         f"{joined(troubled) if len(troubled) <= 30 else name_list(troubled)}." if troubled
+         else "No pod has a problem."),
+    ]
+    if rest and sections[-1][0]:
+        lines.append("A problem in the events of objects of no pod too: see the last section.")
+    text = "\n".join(lines) + "\n"
+    for problem, title, mine in sections:
+        header = f"== {title} ({plural(len(mine), 'event')}{', a problem' if problem else ''}) =="
+        text += "\n" + (f"\x1b[1m{header}\x1b[0m" if color else header) + "\n" + _timeline(mine, args, color)
+    return text
+
+
+def _chosen_header(pod: Pod, subjects: Sequence[Subject], total: int) -> str:
+    """What ``--pod`` kept: how many events, and of which objects besides the pod."""
+    objects = list(dict.fromkeys(s for s in subjects if s != ("Pod", *pod)))
+    shown = [(belongs(s, pod), display_line(f"{s[0]}/{s[2]}", 300)) for s in objects]
+    text = f"Pod {pod_label(pod, [pod])}: {len(subjects)} of the input's {plural(total, 'event')}"
+    if any(tied for tied, _ in shown):
+        text += ", with those of " + name_list([name for tied, name in shown if tied], 5)
+    if any(not tied for tied, _ in shown):
+        text += ", and of objects of no pod that may be its: " + name_list([n for tied, n in shown if not tied], 5)
+    return text + "."
+
+
 def explain(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``richprogress explain``; raises ``InputError`` on bad input."""
     if args.file is None:
@@ -246,31 +346,48 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
     events = parse_events(_read_input(args.file))
     formatter = _make_formatter(rules)
     records: list[EventRecord] = [formatter.format_event(event) for event in events]
+    subjects = [subject_of(event) for event in events]
+    pods, found = owners(subjects)
+    chosen: str | None = None
+    total = len(events)
+    if args.pod is not None:
+        try:
+            pod, keep = select(args.pod, subjects, found, pods)
+        except PodChoiceError as error:
+            raise InputError(str(error)) from None
+        chosen = pod[1]
+        events, records = [events[i] for i in keep], [records[i] for i in keep]
+        subjects, found, pods = [subjects[i] for i in keep], [pod] * len(keep), [pod]
+    elif len(pods) == 1:
+        chosen = pods[0][1]
     # JSON keeps every name exact in any output encoding: \u escapes unless it is UTF-8.
     ascii_only = not _writes_utf8(out)
     if args.json:
         for record in records:
             out.write(_json_line(record, ascii_only))
         return 0
-    # kubectl lists events by name, not by time: read them in the order they happened
-    # (within one second, in the API server's order of writes: ``event_order``)
-    write_order = sorted(range(len(events)), key=lambda i: resource_version_number(events[i]))
-    records = [records[i] for i in write_order]
+    order = arrival_order(events, records)
+    records = [records[i] for i in order]
+    subjects, found = [subjects[i] for i in order], [found[i] for i in order]
+    pods = list(dict.fromkeys(pod for pod in found if pod is not None))  # by their first event
     if args.diagnose:
-        out.write(_json_line(dict(diagnose(records)), ascii_only))
+        if len(pods) > 1:
+            troubled = [pod for pod, mine in _by_pod(records, found).items() if pod and _problem(mine)]
+            groups = (("with a problem", troubled), ("others", [p for p in pods if p not in troubled]))
+            names = "; ".join(f"{what}: {name_list([pod_label(p, pods) for p in group])}" for what, group in groups if group)
+            raise InputError(
+                f"the input mixes the events of {len(pods)} pods and --diagnose explains one: add --pod NAME ({names})"
+            )
+        diagnosis = dict(_for_terminal(diagnose(records)))
+        out.write(_json_line({**diagnosis, "pod": chosen}, ascii_only))
         return 0
-    ordered = time_order(records, first=True)
-    # End with the diagnosis when a warning or error still stands at the end; a spawn whose
-    # FailedScheduling was overcome by a scale-up went fine and needs no "What went wrong".
-    problem = decisive_record(records) is not None and not ended_running(records)
-    out.write(
-        render_timeline_text(
-            ordered,
-            diagnosis=diagnose(records) if problem else None,
-            color=_use_color(out, args.color),
-            raw=args.raw,
-        )
-    )
+    color = _use_color(out, args.color)
+    if len(pods) > 1:
+        out.write(_mixed(records, subjects, found, pods, args, color))
+        return 0
+    if args.pod is not None:
+        out.write(_chosen_header(pods[0], subjects, total) + "\n\n")
+    out.write(_timeline(records, args, color))
     return 0
 
 
@@ -305,8 +422,18 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument(
         "--diagnose",
         action="store_true",
-        help='print one JSON object {"summary", "hint", "phase", "record_id"}: why the '
-        "spawn failed, what to do, and the step it died in",
+        help='print one JSON object {"summary", "hint", "phase", "record_id", "pod"}: why the '
+        "spawn failed, what to do, the step it died in, and the pod it is about (null when "
+        "no event is about a pod); the events of several pods need --pod",
+    )
+    sub.add_argument(
+        "--pod",
+        metavar="NAME",
+        help="explain only pod NAME (or NAMESPACE/NAME): its events, those of objects named "
+        "like it (an operator's resource) and of its claim as KubeSpawner names it (claim-X "
+        "for jupyter-X), and those of objects that go with no pod of the input and are not "
+        "named after another server (not jupyter-* or claim-*; a node, a claim of another "
+        "name), as they may be this pod's",
     )
     sub.add_argument(
         "--raw",

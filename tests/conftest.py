@@ -12,6 +12,7 @@ Helper modules (imported by the tests that need them, not fixtures of every test
 - ``cluster_fixtures``: real KubeSpawner against the simulated cluster;
 - ``pg_fixtures``: a throwaway PostgreSQL server;
 - ``node_module``: run a JavaScript snippet from ``static/`` under node.
+- ``scenario_events``: a namespace's Kubernetes events, played from the demo's scenario files.
 """
 
 from __future__ import annotations

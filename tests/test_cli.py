@@ -4,14 +4,18 @@ events of kubespawner #910's peer data (copied into tests/data/kubespawner-pr910
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scenario_events import Namespace
 
 from richprogress import __version__
+from richprogress.demo.cluster.scenarios import builtin_scenarios
 
 PEER = Path(__file__).resolve().parent / "data" / "kubespawner-pr910"
 INVALID_IMAGE = PEER / "invalid-pod-image.events.json"
@@ -193,7 +197,8 @@ def test_diagnose(scenario: str, summary_has: str, phase: str, record_id: str | 
     result = explain("--diagnose", PEER / f"{scenario}.events.json")
     assert result.returncode == 0, result.stderr
     [diagnosis] = json_lines(result.stdout)
-    assert set(diagnosis) == {"summary", "hint", "phase", "record_id"}
+    assert set(diagnosis) == {"summary", "hint", "phase", "record_id", "pod"}
+    assert diagnosis["pod"] == "jupyter-agoose77"  # the one pod of the input
     assert summary_has in diagnosis["summary"]
     assert diagnosis["hint"]
     assert diagnosis["phase"] == phase
@@ -352,8 +357,13 @@ def test_version() -> None:
 def test_help_explains_the_options() -> None:
     result = explain("--help")
     assert result.returncode == 0
-    for option in ("FILE", "--json", "--diagnose", "--rules", "kubectl get events -o json"):
+    for option in ("FILE", "--json", "--diagnose", "--rules", "kubectl get events -o json", "--pod NAME"):
         assert option in result.stdout
+    text = " ".join(result.stdout.split())
+    # what it does with a namespace's events, and what --pod keeps
+    assert "Events of several pods" in text and "one section per pod, the pods with a problem first" in text
+    assert "claim-X for jupyter-X" in text and "objects that go with no pod of the input" in text
+    assert '"pod"' in text and "the events of several pods need --pod" in text
 
 
 def test_no_command_shows_usage_and_fails() -> None:
@@ -438,6 +448,22 @@ def test_timeline_shows_control_characters_instead_of_sending_them(escape: str) 
     assert "\\x" in result.stdout  # shown, escaped, so the admin sees something was there
 
 
+@pytest.mark.parametrize("escape", TERMINAL_ESCAPES)
+def test_pod_names_in_sections_and_errors_show_control_characters_escaped(escape: str) -> None:
+    def event(pod: str, reason: str, message: str) -> dict[str, Any]:
+        return {"kind": "Event", "type": "Warning", "reason": reason, "message": message,
+                "involvedObject": {"kind": "Pod", "name": pod}, "lastTimestamp": "2026-11-29T21:33:30Z"}
+
+    events = [event("jupyter-a" + escape, "Failed", 'Failed to pull image "x:1": not found'),
+              event("jupyter-b" + escape, "BackOff", "Back-off restarting failed container notebook")]
+    for args in ([], ["--diagnose"], ["--pod", "nobody" + escape]):
+        result = explain("--color", "never", *args, stdin=json.dumps(events).encode())
+        shown = result.stdout + result.stderr
+        assert "jupyter-a" in shown and "jupyter-b" in shown, args
+        assert not any(ch in shown for ch in escape if not ch.isprintable()), args
+        assert "\\x" in shown, args
+
+
 # An admin's terminal or file may not be UTF-8 (Windows redirects in cp1252, an old
 # ISO-8859-1 locale): names and messages outside it must not end in a traceback.
 NON_ASCII_EVENT = {
@@ -489,3 +515,224 @@ def test_json_output_escapes_c1_controls(mode: str) -> None:
     parsed = json.loads(result.stdout.splitlines()[0])  # still JSON, text kept exact
     if mode == "--json":
         assert parsed["raw_message"] == event["message"]
+
+
+# -- the events of several pods (a namespace's, without a field selector) ----------------
+
+#: (scenario, pod, start in seconds, options): a namespace where servers start together,
+#: each with its own image so that a diagnosis naming the wrong pod's image shows
+NAMESPACE_PLAYS: list[tuple[str, str, float, dict[str, Any]]] = [
+    ("happy-path", "jupyter-alice", 0.0, {}),
+    ("image-not-found", "jupyter-bob", 1.4, {"image": "quay.io/jupyter/scipy-notebook:2099-bob"}),
+    ("scale-up", "jupyter-carol", 2.1, {"until": 200}),
+    ("volume-provisioning", "jupyter-dave", 2.7, {}),
+    ("operator-error", "jupyter-erin", 3.2, {"until": 40}),  # no pod: the operator could not make it
+    ("out-of-memory", "jupyter-frank", 3.9, {}),
+    ("no-node-fits", "jupyter-grace", 4.4, {"until": 60}),
+    ("flaky-pull", "jupyter-heidi", 5.0, {}),
+    ("custom-image", "jupyter-ivan", 5.5, {"image": "ghcr.io/ivan/my-image:latest"}),
+    ("operator", "jupyter-judy", 6.1, {}),
+    ("happy-path", "jupyter-mallory", 6.6, {}),
+]
+POD_NAMES = [pod for scenario, pod, _, _ in NAMESPACE_PLAYS if scenario != "operator-error"]
+#: the scenarios that never reach a running server, i.e. the pods with a problem
+TROUBLED = [pod for scenario, pod, _, _ in NAMESPACE_PLAYS
+            if builtin_scenarios()[scenario].outcome == "never-ready" and pod in POD_NAMES]
+
+
+def namespace() -> Namespace:
+    ns = Namespace()
+    for scenario, pod, after, options in NAMESPACE_PLAYS:
+        ns.play(scenario, pod, after=after, **options)
+    # an event of no server: the hub's own Deployment
+    ns.other("Deployment", "hub", "ScalingReplicaSet", "Scaled up replica set hub-7d9f8c6b5 from 0 to 1",
+             "deployment-controller", at=2.5)
+    return ns
+
+
+def namespace_dump(ns: Namespace | None = None) -> bytes:
+    return json.dumps((ns or namespace()).kubectl_list()).encode()
+
+
+def sections(text: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The lines before the first section, and each section's lines by its title."""
+    head, *parts = re.split(r"^== (.+) ==$", text, flags=re.M)
+    found = {}
+    for title, body in zip(parts[::2], parts[1::2], strict=True):
+        found[title] = body.strip("\n").splitlines()
+    return head.strip("\n").splitlines(), found
+
+
+def rows(lines: list[str]) -> list[tuple[str, str]]:
+    """(reason, object) of each timeline row."""
+    return [(line.split()[2], line.split()[3]) for line in lines if re.match(r"\d\d:\d\d:\d\d ", line)]
+
+
+def owned(ns: Namespace, pod: str, *others: str) -> list[tuple[str, str]]:
+    """(reason, object) of a pod's events, its claim's and those of the ``others``, in
+    the order they first happened: the order the spawn page shows them in."""
+    names = (pod, "claim-" + pod.removeprefix("jupyter-"), *others)
+    return [
+        (e["reason"], f"{e['involvedObject']['kind']}/{e['involvedObject']['name']}"
+         + (f"[{e['involvedObject']['fieldPath'][16:-1]}]" if "fieldPath" in e["involvedObject"] else ""))
+        for e in ns.events if e["involvedObject"]["name"] in names
+    ]
+
+
+def test_a_namespaces_events_say_what_they_mix_and_each_pod_gets_its_own_diagnosis() -> None:
+    ns = namespace()
+    listed = ns.kubectl_list()["items"]
+    result = explain(stdin=namespace_dump(ns))
+    assert result.returncode == 0, result.stderr
+    head, found = sections(result.stdout)
+    objects = {(e["involvedObject"]["kind"], e["involvedObject"]["name"]) for e in listed}
+    assert len(objects) == 14 and sum(kind == "Pod" for kind, _ in objects) == len(POD_NAMES) == 10
+    assert head[0] == ("The input mixes the events of 14 objects: 10 pods, 1 Deployment, "
+                       "2 JupyterServers and 1 PersistentVolumeClaim.")
+    assert "--pod NAME" in head[1]
+    assert head[2] == "A problem in 4 pods of 10: jupyter-bob, jupyter-frank, jupyter-grace and jupyter-ivan."
+    titles = list(found)
+    # the pods with a problem first, each pod once, then the objects of no pod
+    assert [t.split(" (")[0] for t in titles[: len(TROUBLED)]] == [f"Pod {pod}" for pod in TROUBLED]
+    assert sorted(t.split(" (")[0] for t in titles[:-1]) == sorted(f"Pod {pod}" for pod in POD_NAMES)
+    assert titles[-1] == "Objects of no pod: Deployment/hub, JupyterServer/jupyter-erin (3 events, a problem)"
+    for pod in POD_NAMES:
+        [(title, lines)] = [(t, ls) for t, ls in found.items() if t.startswith(f"Pod {pod} (")]
+        assert title.endswith(", a problem)") == (pod in TROUBLED)
+        # only this pod's rows (and its claim's), none of another pod
+        assert rows(lines) == owned(ns, pod), pod
+        ending = [line for line in lines if line.startswith("What went wrong: ")]
+        if pod not in TROUBLED:
+            assert ending == [], pod
+            continue
+        diagnosis = json_lines(explain("--diagnose", "--pod", pod, stdin=namespace_dump(ns)).stdout)[0]
+        assert ending == [f"What went wrong: {diagnosis['summary']}"], pod
+    bob = next(ls for t, ls in found.items() if t.startswith("Pod jupyter-bob "))
+    assert "What went wrong: The image quay.io/jupyter/scipy-notebook:2099-bob" in "\n".join(bob)
+    ivan = next(ls for t, ls in found.items() if t.startswith("Pod jupyter-ivan "))
+    assert "ghcr.io/ivan/my-image:latest" in [ln for ln in ivan if ln.startswith("What went wrong")][0]
+    # the operator's hint was written for the page: here it is this output that is sent
+    assert "this page" not in result.stdout
+    assert found[titles[-1]][-1].endswith("ask an admin for help and send them this output.")
+
+
+def test_diagnose_of_several_pods_asks_for_one_and_lists_them() -> None:
+    result = explain("--diagnose", stdin=namespace_dump())
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("richprogress explain: the input mixes the events of 10 pods")
+    assert "add --pod NAME" in result.stderr
+    others = [pod for pod in POD_NAMES if pod not in TROUBLED]
+    assert f"with a problem: {', '.join(TROUBLED)}; others: {', '.join(others)}" in result.stderr
+
+
+@pytest.mark.parametrize("pod", POD_NAMES)
+def test_diagnose_of_one_pod_names_it_and_a_cause_of_its_own(pod: str) -> None:
+    ns = namespace()
+    result = explain("--diagnose", "--pod", pod, stdin=namespace_dump(ns))
+    assert result.returncode == 0, result.stderr
+    [diagnosis] = json_lines(result.stdout)
+    assert diagnosis["pod"] == pod
+    claim = "claim-" + pod.removeprefix("jupyter-")
+    mine = {e["metadata"]["uid"] for e in ns.events if e["involvedObject"]["name"] in (pod, claim)}
+    if pod in TROUBLED:
+        assert diagnosis["record_id"] in mine
+    assert "this page" not in (diagnosis["hint"] or "")
+
+
+def test_pod_keeps_its_claim_and_objects_of_no_pod_but_not_another_servers() -> None:
+    ns = namespace()
+    result = explain("--json", "--pod", "jupyter-dave", stdin=namespace_dump(ns))
+    assert result.returncode == 0, result.stderr
+    ids = {record["id"] for record in json_lines(result.stdout)}
+    names = {"jupyter-dave", "claim-dave", "hub"}  # not JupyterServer/jupyter-erin: another server's
+    assert ids == {e["metadata"]["uid"] for e in ns.events if e["involvedObject"]["name"] in names}
+    text = explain("--pod", "jupyter-dave", stdin=namespace_dump(ns)).stdout
+    assert text.splitlines()[0] == (
+        "Pod jupyter-dave: 11 of the input's 69 events, with those of PersistentVolumeClaim/claim-dave, "
+        "and of objects of no pod that may be its: Deployment/hub."
+    )
+    assert rows(text.splitlines()) == owned(ns, "jupyter-dave", "hub")
+    assert "What went wrong" not in text
+
+
+def test_pod_names_an_operators_resource_whose_pod_was_never_made() -> None:
+    result = explain("--diagnose", "--pod", "jupyter-erin", stdin=namespace_dump())
+    assert result.returncode == 0, result.stderr
+    [diagnosis] = json_lines(result.stdout)
+    assert diagnosis["pod"] == "jupyter-erin"
+    assert diagnosis["summary"].startswith("The controller of JupyterServer jupyter-erin reported an error")
+    assert "exceeded quota: user-quota" in diagnosis["summary"]
+    assert diagnosis["hint"].endswith("send them this output.")
+    # the same events alone (a field selector on the name): no pod, so "pod" is null
+    alone = explain("--diagnose", stdin=json.dumps(namespace().of("jupyter-erin")).encode())
+    assert json_lines(alone.stdout)[0] == {**diagnosis, "pod": None}
+
+
+def test_pod_that_is_not_in_the_input_lists_the_pods() -> None:
+    result = explain("--pod", "jupyter-zoe", stdin=namespace_dump())
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (
+        "richprogress explain: --pod jupyter-zoe: no events of that pod; the input's pods: "
+        + ", ".join(POD_NAMES) + "\n"
+    )
+
+
+def test_pods_of_one_name_in_two_namespaces_need_the_namespace() -> None:
+    # `kubectl get events -A`: the same user's server in two hubs' namespaces
+    staging, prod = Namespace(name="staging"), Namespace(name="prod", version=91_000)
+    staging.play("image-not-found", "jupyter-alice", image="quay.io/x/staging:1")
+    prod.play("happy-path", "jupyter-alice", after=3)
+    both = json.dumps(staging.kubectl_list()["items"] + prod.kubectl_list()["items"]).encode()
+    result = explain("--pod", "jupyter-alice", stdin=both)
+    assert result.returncode == 2
+    assert "several namespaces (staging, prod); give --pod NAMESPACE/NAME" in result.stderr
+    mixed = explain(stdin=both)
+    assert [t.split(" (")[0] for t in sections(mixed.stdout)[1]] == ["Pod staging/jupyter-alice", "Pod prod/jupyter-alice"]
+    [diagnosis] = json_lines(explain("--diagnose", "--pod", "staging/jupyter-alice", stdin=both).stdout)
+    assert "quay.io/x/staging:1" in diagnosis["summary"] and diagnosis["pod"] == "jupyter-alice"
+    ready = explain("--pod", "prod/jupyter-alice", stdin=both)
+    assert ready.returncode == 0 and "What went wrong" not in ready.stdout
+
+
+# -- the order of the rows: the page's ---------------------------------------------------
+
+
+def test_rows_come_in_the_order_they_happened_as_on_the_page() -> None:
+    # The spawn page shows events as they arrive: by first occurrence. kubectl lists them
+    # by name, and a repeat's lastTimestamp and resourceVersion are those of its last time.
+    ns = namespace()
+    for pod in POD_NAMES:
+        result = explain("--pod", pod, stdin=namespace_dump(ns))
+        assert result.returncode == 0, result.stderr
+        assert rows(result.stdout.splitlines()) == owned(ns, pod, "hub"), pod
+
+
+def test_a_repeat_stays_before_what_came_after_its_first_time_within_one_second() -> None:
+    # The scheduler's FailedScheduling at 11.2 s, the autoscaler's TriggeredScaleUp stamped
+    # 11 s (whole seconds) at 11.6 s; the scheduler then retried, so the FailedScheduling
+    # was written last: by write order it would read after the scale-up it caused.
+    def event(name: str, nanos: int, version: str, **fields: Any) -> dict[str, Any]:
+        return {
+            "kind": "Event", "apiVersion": "v1",
+            "metadata": {"name": f"jupyter-x.{nanos:x}", "namespace": "ns", "uid": name, "resourceVersion": version},
+            "involvedObject": {"kind": "Pod", "namespace": "ns", "name": "jupyter-x"}, **fields,
+        }
+
+    second = int(datetime(2026, 11, 29, 22, 20, 11, tzinfo=timezone.utc).timestamp())
+    failed = event("fs", second * 10**9 + 200_000_000, "20", reason="FailedScheduling", type="Warning",
+                   message="0/3 nodes are available: 3 Insufficient memory.", reportingComponent="default-scheduler",
+                   eventTime="2026-11-29T22:20:11.200000Z", firstTimestamp=None, lastTimestamp=None,
+                   series={"count": 2, "lastObservedTime": "2026-11-29T22:20:41.300000Z"})
+    scale_up = event("up", second * 10**9 + 600_000_000, "12", reason="TriggeredScaleUp", type="Normal",
+                     message="pod triggered scale-up: [{eks-user 3->4 (max: 10)}]", source={"component": "cluster-autoscaler"},
+                     firstTimestamp="2026-11-29T22:20:11Z", lastTimestamp="2026-11-29T22:20:11Z", count=1)
+    result = explain(stdin=json.dumps([scale_up, failed]).encode())
+    assert result.returncode == 0, result.stderr
+    assert [reason for reason, _ in rows(result.stdout.splitlines())] == ["FailedScheduling", "TriggeredScaleUp"]
+    # names that carry no time (not made by client-go) leave the write order
+    for item, name in ((failed, "jupyter-x.a"), (scale_up, "jupyter-x.b")):
+        item["metadata"]["name"] = name
+    result = explain(stdin=json.dumps([scale_up, failed]).encode())
+    assert [reason for reason, _ in rows(result.stdout.splitlines())] == ["TriggeredScaleUp", "FailedScheduling"]
