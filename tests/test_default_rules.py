@@ -323,14 +323,14 @@ CASES = [
            'to pull and unpack image "docker.io/jupyter/does-not-exist:latest": failed to resolve reference '
            '"docker.io/jupyter/does-not-exist:latest": docker.io/jupyter/does-not-exist:latest: not found',
            field_path=NOTEBOOK, type=W),
-        "The image jupyter/does-not-exist:latest for the notebook container does not exist", "error", "image",
+        "The image jupyter/does-not-exist:latest for the notebook container was not found in its registry", "error", "image",
         id="image-not-found",
     ),
     pytest.param(
         ev("Failed", 'Failed to pull image "quay.io/jupyter/minimal-notebook:nope": rpc error: code = Unknown desc = '
            "Error response from daemon: manifest for quay.io/jupyter/minimal-notebook:nope not found: manifest "
            "unknown: manifest unknown", field_path=NOTEBOOK, type=W),
-        "The image quay.io/jupyter/minimal-notebook:nope for the notebook container does not exist", "error",
+        "The image quay.io/jupyter/minimal-notebook:nope for the notebook container was not found in its registry", "error",
         "image", id="image-manifest-unknown",
     ),
     pytest.param(
