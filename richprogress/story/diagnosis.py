@@ -34,6 +34,7 @@ from richprogress.story.steps import (
     phase_index,
     record_phase,
 )
+from richprogress.wording.default_rules.refusals import refusal_summary
 
 
 class Diagnosis(TypedDict):
@@ -175,6 +176,11 @@ def diagnose(records: Sequence[EventRecord], failure_message: str | None = None)
         return Diagnosis(summary=summary, hint=hint, phase=phase, record_id=text_field(record, "id"))
     phase = reached or "requested"
     cleaned = clean_failure_message(failure_message)
+    # KubeSpawner's own failure when the API server refused the pod (a full quota, a
+    # webhook's "no"): its text holds the refusal inside the API's JSON answer
+    refusal = refusal_summary(cleaned) if cleaned else None
+    if refusal is not None:
+        return Diagnosis(summary=refusal.sentence, hint=refusal.hint, phase=phase, record_id=None)
     if cleaned:
         return Diagnosis(
             summary=cleaned[0].upper() + cleaned[1:],
