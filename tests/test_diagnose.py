@@ -724,6 +724,8 @@ def test_fold_is_data_with_counts_and_span() -> None:
         "first_timestamp": "2026-11-29T10:00:01Z",
         "last_timestamp": "2026-11-29T10:00:08Z",
         "ids": [f"w{i}" for i in range(1, 9)],
+        "follows": None,
+        "raw_messages": ["No machine is free"],
     }
 
 
