@@ -170,21 +170,21 @@ CASES = [
         ev("NotTriggerScaleUp", "pod didn't trigger scale-up: 2 node(s) didn't match Pod's node affinity/selector, "
            "1 max node group size reached", component="cluster-autoscaler"),
         "The cluster cannot add a machine that fits your server: 2 machine groups don't match this server's "
-        "machine type and 1 machine group is already at its maximum size", "warning", "scaling",
+        "machine type and 1 machine group is already at its maximum size", "warning", "scheduling",
         id="not-triggered-scale-up",
     ),
     pytest.param(
         ev("NotTriggerScaleUp", "pod didn't trigger scale-up (it wouldn't fit if a new node is added): "
            "1 Insufficient nvidia.com/gpu", component="cluster-autoscaler"),
         "The cluster cannot add a machine that fits your server: no machine type has enough GPU", "warning",
-        "scaling", id="not-triggered-scale-up-old-format",
+        "scheduling", id="not-triggered-scale-up-old-format",
     ),
     pytest.param(
         # cluster-autoscaler 1.20-1.34 "max cluster %s limit reached", 1.20+ "not ready for scale-up"
         ev("NotTriggerScaleUp", "pod didn't trigger scale-up: 1 not ready for scale-up, 2 max cluster cpu, memory "
            "limit reached", component="cluster-autoscaler"),
         "The cluster cannot add a machine that fits your server: 1 machine group is not ready to add machines and "
-        "2 machine groups would exceed the cluster's size limit", "warning", "scaling",
+        "2 machine groups would exceed the cluster's size limit", "warning", "scheduling",
         id="not-triggered-scale-up-limits",
     ),
     pytest.param(
@@ -192,14 +192,14 @@ CASES = [
         ev("NotTriggerScaleUp", 'pod didn\'t trigger scale-up: 3 exceeded quota: "cluster-wide", resources: cpu, memory',
            component="cluster-autoscaler"),
         "The cluster cannot add a machine that fits your server: 3 machine groups would exceed the cluster's quota",
-        "warning", "scaling", id="not-triggered-scale-up-quota",
+        "warning", "scheduling", id="not-triggered-scale-up-quota",
     ),
     pytest.param(
         # cluster-autoscaler 1.33+: a limit on the whole cluster, no per-group count
         ev("NotTriggerScaleUp", "pod didn't trigger scale-up: max total nodes in cluster reached",
            component="cluster-autoscaler"),
         "The cluster cannot add a machine that fits your server: the cluster already has as many machines as it may",
-        "warning", "scaling", id="not-triggered-scale-up-max-total",
+        "warning", "scheduling", id="not-triggered-scale-up-max-total",
     ),
     pytest.param(
         ev("Nominated", "Pod should schedule on: nodeclaim/default-x7k2p", component="karpenter"),
@@ -323,14 +323,14 @@ CASES = [
            'to pull and unpack image "docker.io/jupyter/does-not-exist:latest": failed to resolve reference '
            '"docker.io/jupyter/does-not-exist:latest": docker.io/jupyter/does-not-exist:latest: not found',
            field_path=NOTEBOOK, type=W),
-        "The image jupyter/does-not-exist:latest for the notebook container does not exist", "error", "image",
+        "The image jupyter/does-not-exist:latest for the notebook container was not found in its registry", "error", "image",
         id="image-not-found",
     ),
     pytest.param(
         ev("Failed", 'Failed to pull image "quay.io/jupyter/minimal-notebook:nope": rpc error: code = Unknown desc = '
            "Error response from daemon: manifest for quay.io/jupyter/minimal-notebook:nope not found: manifest "
            "unknown: manifest unknown", field_path=NOTEBOOK, type=W),
-        "The image quay.io/jupyter/minimal-notebook:nope for the notebook container does not exist", "error",
+        "The image quay.io/jupyter/minimal-notebook:nope for the notebook container was not found in its registry", "error",
         "image", id="image-manifest-unknown",
     ),
     pytest.param(
@@ -667,6 +667,23 @@ CASES = [
         ev("OutOfcpu", "Node didn't have enough resource: cpu, requested: 1000, used: 3500, capacity: 3920", type=W),
         "The machine chosen for your server did not have enough free CPU (it asks for 1 CPU; the machine has "
         "3.9 CPUs, 0.42 CPU of it free)", "error", "scheduling", id="out-of-cpu-busy-machine",
+    ),
+    # ---- the API server's refusals (a controller reports them on its own object) ----
+    pytest.param(
+        ev("FailedCreate", 'Error creating: pods "nb-7d9f8b6c5-q2x8m" is forbidden: exceeded quota: team-a, '
+           "requested: limits.cpu=2,limits.memory=8Gi, used: limits.cpu=3,limits.memory=28Gi, limited: "
+           "limits.cpu=4,limits.memory=32Gi", component="replicaset-controller", type=W, kind="ReplicaSet",
+           name="nb-7d9f8b6c5"),
+        "The namespace's CPU and memory quota (team-a) is full: 3 of 4 CPUs and 28 GiB of 32 GiB used, and your "
+        "server asks for 2 CPUs and 8 GiB", "error", "requested", id="quota-exceeded-replicaset",
+    ),
+    pytest.param(
+        ev("FailedCreate", 'Error creating: admission webhook "validation.gatekeeper.sh" denied the request: '
+           "[allowed-repos] container <notebook> has an invalid image repo <docker.io/x/y:1>, allowed repos are "
+           '["quay.io/our-org/"]', component="replicaset-controller", type=W, kind="ReplicaSet", name="nb-7d9f8b6c5"),
+        "The cluster's admission check validation.gatekeeper.sh refused your server: [allowed-repos] container "
+        '<notebook> has an invalid image repo <docker.io/x/y:1>, allowed repos are ["quay.io/our-org/"]',
+        "error", "requested", id="admission-webhook-denied",
     ),
 ]
 

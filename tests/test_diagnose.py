@@ -181,7 +181,7 @@ NO_NODE_FITS = [
         raw="pod didn't trigger scale-up: 2 Insufficient cpu, 1 max node group size reached",
         type="Normal",
         severity="warning",
-        phase="scaling",
+        phase="scheduling",
         container=None,
     ),
     rec(
@@ -372,7 +372,7 @@ DIAGNOSE_CASES = [
         {
             "summary": "The cluster cannot add a machine big enough for your server",
             "hint": HINT_SMALLER,
-            "phase": "scaling",
+            "phase": "scheduling",
             "record_id": "nosu",
         },
         id="no-node-fits-not-trigger-scale-up-beats-later-failed-scheduling",
@@ -724,6 +724,8 @@ def test_fold_is_data_with_counts_and_span() -> None:
         "first_timestamp": "2026-11-29T10:00:01Z",
         "last_timestamp": "2026-11-29T10:00:08Z",
         "ids": [f"w{i}" for i in range(1, 9)],
+        "follows": None,
+        "raw_messages": ["No machine is free"],
     }
 
 
@@ -892,7 +894,7 @@ SCENARIO_EVENTS = {
         pytest.param(
             "image-not-found", "Spawn failed: ", IMAGE, "image", "f", id="image-not-found"
         ),
-        pytest.param("no-node-fits", "Spawn failed: ", "", "scaling", "nt", id="no-node-fits"),
+        pytest.param("no-node-fits", "Spawn failed: ", "", "scheduling", "nt", id="no-node-fits"),
         pytest.param(
             "out-of-memory",
             "",

@@ -58,7 +58,7 @@ async def test_a_missing_image_is_said_at_once_and_the_spawn_ends_early(hub, bod
     # shown while the spawn still ran: red, in the failure page's words, then "stopped"
     hopeless = [d for d in live if d and d["state"] == "hopeless"]
     assert hopeless and hopeless[0]["fatal"] is True
-    assert f"The image {image} for the notebook container does not exist" == hopeless[0]["summary"]
+    assert f"The image {image} for the notebook container was not found in its registry" == hopeless[0]["summary"]
     assert live[-1] is not None and live[-1]["state"] == "stopped"
     first_hopeless = next(i for i, e in enumerate(events) if e.get("diagnosis") and e["diagnosis"]["state"] == "hopeless")
     assert first_hopeless < len(events) - 2

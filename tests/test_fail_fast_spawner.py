@@ -25,7 +25,7 @@ async def test_fail_fast_stops_its_own_pod_and_fails_with_the_summary(tmp_path):
         assert isinstance(error, StoppedEarly)
         timeline = spawner.spawn_timeline
         assert str(error) == timeline.failure_message == timeline.stopped_early["summary"]
-        assert str(error).startswith("The image ") and str(error).endswith(" does not exist")
+        assert str(error).startswith("The image ") and str(error).endswith(" was not found in its registry")
         # our own stop() ran before start() failed: the pod is gone, not left to the hub
         assert cluster.pod(spawner.pod_name) is None
         assert timeline.elapsed() < 5

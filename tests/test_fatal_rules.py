@@ -86,6 +86,12 @@ FATAL = [
                  "container-oom-killed", id="oom-killed"),
     pytest.param(ev("Error", "Container notebook terminated: Error (exit code 1)", component="richprogress"),
                  "container-terminated", id="exits-at-start"),
+    # the server alone asks for more than the quota allows: no other server stopping helps
+    pytest.param(ev("FailedCreate", 'Error creating: pods "nb-x" is forbidden: exceeded quota: gpu-quota, '
+                    "requested: requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu=0, limited: "
+                    "requests.nvidia.com/gpu=1", field_path=None, kind="ReplicaSet",
+                    component="replicaset-controller"),
+                 "quota-exceeded", id="quota-request-beyond-the-limit"),
 ]
 
 NOT_FATAL = [
@@ -124,6 +130,17 @@ NOT_FATAL = [
     # Karpenter v1.5+ wraps the limits error with operatorpkg serrors (appended: the hook test indexes this list)
     pytest.param(ev("FailedScheduling", "Failed to schedule pod, all available instance types exceed limits "
                     "for nodepool (NodePool=default)", field_path=None, component="karpenter"), id="karpenter-limits-v1.5"),
+    # a full quota frees up when other servers stop; so does one the server just fills
+    pytest.param(ev("ReconcileError", 'failed to create pod jhub/jupyter-alice: pods "jupyter-alice" is forbidden: '
+                    "exceeded quota: user-quota, requested: limits.memory=8Gi, used: limits.memory=28Gi, limited: "
+                    "limits.memory=32Gi", field_path=None, kind="JupyterServer",
+                    component="jupyterserver-controller"), id="quota-full"),
+    pytest.param(ev("FailedCreate", 'Error creating: pods "nb-x" is forbidden: exceeded quota: q, requested: '
+                    "requests.cpu=4, used: requests.cpu=1, limited: requests.cpu=4", field_path=None,
+                    kind="ReplicaSet", component="replicaset-controller"), id="quota-request-equals-the-limit"),
+    pytest.param(ev("FailedCreate", 'Error creating: admission webhook "policy.example.org" denied the request: '
+                    "no GPU servers after 18:00", field_path=None, kind="ReplicaSet",
+                    component="replicaset-controller"), id="admission-webhook"),
 ]
 
 

@@ -28,10 +28,15 @@ from richprogress.demo.cluster.custom import API_VERSION, GROUP, KIND, PLURAL, V
 from richprogress.demo.cluster.events import build_event
 from richprogress.kube.followed import FOLLOWED, RelatedEventIndex, check_spec, related_key
 from richprogress.story.diagnosis import diagnose
+from richprogress.story.hints import HINT_QUOTA
 from richprogress.stream.inbox import Subscription
 from richprogress.wording.formatter import EventFormatter
 
 FOLLOW = [{"kind": KIND, "api_version": API_VERSION, "name": "{pod_name}"}]
+#: the operator-error scenario's quota refusal (8Gi asked, 28Gi of 32Gi used), in words
+QUOTA_SENTENCE = (
+    "The namespace's memory quota (user-quota) is full: 28 GiB of 32 GiB used, and your server asks for 8 GiB"
+)
 
 
 def kinds_in_order(records: list[dict[str, Any]]) -> list[str]:
@@ -84,12 +89,14 @@ async def test_operator_error_is_the_diagnosis(tmp_path):
         assert error is not None
         timeline = spawner.spawn_timeline
         assert timeline.outcome == "failed"
-        errors = [r for r in timeline.records() if r["rule"] == "operator-error"]
-        assert errors and errors[0]["severity"] == "error"
+        # the quota's refusal, worded from its numbers, on the controller's own object
+        errors = [r for r in timeline.records() if r["rule"] == "quota-exceeded"]
+        assert errors and errors[0]["severity"] == "error" and errors[0]["object"]["kind"] == KIND
         assert any(r["count"] > 1 for r in errors), "the controller retries: the same event repeats"
         found = diagnose(timeline.records(), timeline.failure_message)
         assert found["record_id"] == errors[0]["id"]
-        assert "reported an error" in found["summary"] and "exceeded quota: user-quota" in found["summary"]
+        assert found["summary"] == QUOTA_SENTENCE
+        assert found["hint"] == HINT_QUOTA
         assert found["phase"] == "requested"
         await spawner.stop(now=True)
 
@@ -347,6 +354,5 @@ async def test_explain_diagnoses_the_operator_error_from_kubectl_events(tmp_path
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout)
-    assert found["summary"].startswith("The controller of JupyterServer jupyter-erin reported an error")
-    assert "exceeded quota: user-quota" in found["summary"]
+    assert found["summary"] == QUOTA_SENTENCE
     assert found["phase"] == "requested"

@@ -50,7 +50,7 @@ SEQUENCES = [
     pytest.param("image-not-found.events.json", [
         ("Found a machine for your server (node-a1)", "info", "scheduled"),
         ("Downloading the image jupyter/does-not-exist:latest for the notebook container", "info", "image"),
-        ("The image jupyter/does-not-exist:latest for the notebook container does not exist", "error", "image"),
+        ("The image jupyter/does-not-exist:latest for the notebook container was not found in its registry", "error", "image"),
         ("Could not download the image for the notebook container", "error", "image"),
         (("Waiting before trying again to download the image jupyter/does-not-exist:latest for the notebook "
          "container"), "warning", "image"),
@@ -216,7 +216,7 @@ async def test_async_hook_is_awaited_by_format_event_async() -> None:
         return record
 
     record = await EventFormatter(format_hook=hook).format_event_async(PULL_FAILED)
-    assert record["message"] == "async: The image x/y:z for the notebook container does not exist"
+    assert record["message"] == "async: The image x/y:z for the notebook container was not found in its registry"
 
 
 async def test_sync_hook_works_from_format_event_async() -> None:

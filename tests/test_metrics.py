@@ -215,7 +215,7 @@ def test_expected_failures_start_at_zero(registry, metrics):
     """So that an alert on increase() sees the first one (a series born at 1 has none)."""
     text = generate_latest(registry).decode()
     for cause, step in [
-        ("not-triggered-scale-up", "scaling"),
+        ("not-triggered-scale-up", "scheduling"),
         ("image-not-found", "image"),
         ("out-of-memory", "starting"),
         ("timeout", "scheduling"),

@@ -21,7 +21,7 @@ from jupyterhub.spawner import Spawner
 from test_fail_fast_replay import START, timed_events
 
 from richprogress.model.timeline import SpawnTimeline
-from richprogress.story.diagnosis import decisive_record, diagnose
+from richprogress.story.diagnosis import decisive_record, diagnose, got_past
 from richprogress.story.fail_fast import FailFastPolicy, assess
 from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.live_diagnosis import LiveDiagnoser
@@ -133,6 +133,19 @@ CASES = [
 def test_the_decisive_record(records: list[dict[str, Any]], decisive: str | None) -> None:
     found = decisive_record(records)  # type: ignore[arg-type]
     assert (found["id"] if found else None) == decisive
+
+
+def test_a_scale_up_resolves_the_no_scale_up_before_it_but_only_puts_a_failed_scheduling_in_hand() -> None:
+    """The autoscaler's "no" is over once it did add a machine (a success of its kind); the
+    scheduler's "no room" is only in hand then (not named, not "resolved"): what it blocked,
+    the pod being scheduled, has not happened yet."""
+    failed = rec("fs", "FailedScheduling", 1, "0/3 nodes are available: 3 Insufficient memory.",
+                 severity="warning", container=None)
+    records = [failed, NO_SCALE_UP, SCALE_UP]
+    assert got_past(records) == {"nsu"}  # type: ignore[arg-type]
+    assert decisive_record(records) is None  # type: ignore[arg-type]
+    scheduled = rec("s", "Scheduled", 50, "Successfully assigned jhub/jupyter-alice to node-2", container=None)
+    assert got_past([*records, scheduled]) == {"nsu", "fs"}  # type: ignore[list-item]
 
 
 def test_the_live_verdict_clears_on_the_pulled_and_never_stops() -> None:

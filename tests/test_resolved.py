@@ -44,6 +44,15 @@ def test_a_later_step_gets_past_a_problem_of_an_earlier_one() -> None:
     assert ([r["id"] for r in newly], still_open) == (["e0"], 0)
 
 
+def test_a_machine_being_added_does_not_resolve_no_room() -> None:
+    # the scale-up is a later step, but what the FailedScheduling blocked (the pod being
+    # scheduled) has not happened: no "resolved" pill yet, and one at the Scheduled
+    scale_up = rec("e1", "TriggeredScaleUp", "info", "pod triggered scale-up: [{pool 3->4 (max: 10)}]", "scaling", 1)
+    assert newly_resolved([UNSCHEDULABLE, scale_up]) == ([], 1)
+    newly, still_open = newly_resolved([UNSCHEDULABLE, scale_up, SCHEDULED])
+    assert ([r["id"] for r in newly], still_open) == (["e0"], 0)
+
+
 def test_a_repeat_after_the_success_stays_open() -> None:
     again = {**PULL_FAILED, "count": 2, "timestamp": "2026-11-30T12:00:09Z"}  # the count grew later
     assert newly_resolved([PULLING, again, PULLED]) == ([], 1)  # type: ignore[list-item]

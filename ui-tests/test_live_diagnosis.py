@@ -41,7 +41,7 @@ def test_the_cause_shows_before_the_spawn_ends_then_fail_fast_ends_it(make_hub_p
     expect(banner).to_have_attribute("data-state", "hopeless")
     expect(page.locator("#rp-live-kicker")).to_have_text("This will not fix itself")
     expect(page.locator("#rp-live-summary")).to_have_text(
-        f"The image {MISSING_IMAGE} for the notebook container does not exist")
+        f"The image {MISSING_IMAGE} for the notebook container was not found in its registry")
     # a cause waiting cannot fix: no typical times, no "you will be redirected"
     expect(page.locator("#rp-lead")).to_be_hidden()
     expect(page.locator("#rp-live-hint")).to_contain_text("What you can do:")
@@ -57,7 +57,7 @@ def test_the_cause_shows_before_the_spawn_ends_then_fail_fast_ends_it(make_hub_p
     # fail-fast: the failure comes after HOLD seconds, not after the 40 s start timeout
     expect(page.locator("#rp-failure")).to_be_visible(timeout=int((HOLD + 15) * 1000))
     # the headline names the problem, the image stands on its own line
-    expect(page.locator("#rp-failure-summary")).to_contain_text("does not exist")
+    expect(page.locator("#rp-failure-summary")).to_contain_text("was not found in its registry")
     expect(page.locator("#rp-failure-ref")).to_have_text(MISSING_IMAGE)
     expect(banner).to_be_hidden()
     expect(hub_page.rows().filter(has_text="Stopped early, at +0:")).to_have_count(1)
@@ -65,7 +65,7 @@ def test_the_cause_shows_before_the_spawn_ends_then_fail_fast_ends_it(make_hub_p
     # the failure page, also after a reload: the same cause, and that it was stopped early
     page.reload()
     expect(page.locator("#richprogress-failed")).to_be_visible()
-    expect(page.locator("#rp-summary")).to_have_text("The image for the notebook container does not exist")
+    expect(page.locator("#rp-summary")).to_have_text("The image for the notebook container was not found in its registry")
     expect(page.locator("#rp-summary-ref")).to_have_text(MISSING_IMAGE)
     expect(page.locator("#rp-stopped-early")).to_contain_text("as waiting could not fix it")
     expect(page.locator("#rp-timeline")).to_contain_text("Stopped early")
@@ -184,7 +184,7 @@ def test_a_retried_pull_that_works_clears_the_red_banner_at_once(make_hub_page, 
     # the retry worked: no red, no "cannot continue", the bar back to its normal colour
     expect(banner).to_be_hidden()
     # and the failed pull's rows read as over: quiet, with a "resolved" pill
-    failed = hub_page.rows().filter(has_text="does not exist")
+    failed = hub_page.rows().filter(has_text="was not found in its registry")
     expect(failed).to_have_attribute("data-overcome", "true")
     expect(failed.locator(".rp-pill-overcome")).to_have_text("resolved")
     assert page.locator("#progress-log .rp-event[data-overcome='true'][data-severity='info']").count() == 0
@@ -192,7 +192,7 @@ def test_a_retried_pull_that_works_clears_the_red_banner_at_once(make_hub_page, 
     page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"))
     seen = page.evaluate("JSON.parse(sessionStorage.getItem('rp-banner-at-rows') || '[]')")
     states = {text: state for text, state in seen}
-    pull_failed = next(t for t in states if "does not exist" in t)
+    pull_failed = next(t for t in states if "was not found in its registry" in t)
     retry = next(t for t in states if t.startswith("Downloaded the image"))
     created = next(t for t in states if t.startswith("Created the notebook container"))
     assert states[pull_failed] == "blocked", seen

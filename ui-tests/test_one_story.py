@@ -82,7 +82,7 @@ def test_live_failure_reads_like_the_failure_page(hub_page) -> None:
     expect(bar).to_have_attribute("aria-valuetext", re.compile(r"^Failed at \d+%$"))
     assert "Complete" not in bar.inner_text()
     # the headline names the problem; the image has its own line with a copy button
-    expect(page.locator("#rp-failure-summary")).to_have_text(re.compile(r"^The image .*does not exist"))
+    expect(page.locator("#rp-failure-summary")).to_have_text(re.compile(r"^The image .*was not found in its registry"))
     assert MISSING_IMAGE not in page.locator("#rp-failure-summary").inner_text()
     expect(page.locator("#rp-failure-ref")).to_have_text(MISSING_IMAGE)
     expect(page.locator("#rp-failure-copy-ref")).to_be_visible()
@@ -106,7 +106,7 @@ def test_live_failure_reads_like_the_failure_page(hub_page) -> None:
     expect(page.locator("#richprogress-failed")).to_be_visible()
     # one width: the content does not jump on reload
     assert abs(_page_width(page) - live_width) < 1, (live_width, _page_width(page))
-    expect(page.locator("#rp-summary")).to_have_text(re.compile(r"^The image .*does not exist"))
+    expect(page.locator("#rp-summary")).to_have_text(re.compile(r"^The image .*was not found in its registry"))
     assert MISSING_IMAGE not in page.locator("#rp-summary").inner_text()
     expect(page.locator("#rp-summary-ref")).to_have_text(MISSING_IMAGE)
     expect(page.locator("#rp-timeline-title")).to_contain_text("Timeline (")

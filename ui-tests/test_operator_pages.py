@@ -14,6 +14,11 @@ from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
+#: the operator-error scenario's quota refusal (8Gi asked, 28Gi of 32Gi used), in words
+QUOTA_SENTENCE = (
+    "The namespace's memory quota (user-quota) is full: 28 GiB of 32 GiB used, and your server asks for 8 GiB"
+)
+
 # Keeps what each row's pills said in sessionStorage (same origin, so it outlives the
 # redirect to the server): a quick spawn replaces the pending page within a fraction of a
 # second, before a test could read the rows.
@@ -42,19 +47,18 @@ def test_operator_error_is_named_live_and_after_reload(hub_page, images_dir) -> 
     hub_page.spawn("operator-error")
     pod = f"jupyter-{hub_page.username}"
     # while pending: the controller's rows, with the custom object in the object pill
-    error_row = hub_page.rows().filter(has_text="reported an error").first
+    error_row = hub_page.rows().filter(has_text="memory quota (user-quota) is full").first
     expect(error_row).to_be_visible()
     expect(error_row.locator(".rp-pill-object")).to_have_text(f"JupyterServer {pod}")
-    expect(error_row).to_contain_text("exceeded quota: user-quota")
+    expect(error_row).to_contain_text(QUOTA_SENTENCE)
     page.screenshot(path=str(images_dir / "operator-error-pending.png"))
 
     # the spawn times out; the diagnosis names the controller's error, live and after a reload
     expect(page.locator("#rp-failure")).to_be_visible()
-    expect(page.locator("#rp-failure-summary")).to_contain_text("exceeded quota: user-quota")
+    expect(page.locator("#rp-failure-summary")).to_contain_text("memory quota (user-quota) is full")
     page.reload()
     expect(page.locator("#richprogress-failed")).to_be_visible()
-    expect(page.locator("#rp-summary")).to_contain_text(f"The controller of JupyterServer {pod} reported an error")
-    expect(page.locator("#rp-summary")).to_contain_text("exceeded quota: user-quota")
+    expect(page.locator("#rp-summary")).to_contain_text(QUOTA_SENTENCE)
     decisive = page.locator("#rp-timeline .rp-decisive")
     expect(decisive).to_have_count(1)
     expect(decisive.locator(".rp-pill-object")).to_have_text(f"JupyterServer {pod}")

@@ -84,7 +84,7 @@ def test_readme_demo_walkthrough(browser, images_dir) -> None:
             expect(page.locator("#rp-failure")).to_be_visible()
             # reload, and read why
             page.reload()
-            expect(page.locator("#rp-summary")).to_contain_text("does not exist")
+            expect(page.locator("#rp-summary")).to_contain_text("was not found in its registry")
             expect(page.locator("#rp-summary-ref")).to_contain_text("no-such-notebook")
             expect(page.locator("#rp-hint")).not_to_be_empty()
             children.update(descendant_pids(proc.pid))

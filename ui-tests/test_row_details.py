@@ -28,8 +28,8 @@ def test_rows_open_from_the_keyboard_on_both_pages(hub_page, images_dir, axe_sou
     page.set_viewport_size({"width": 1280, "height": 800})
     hub_page.spawn("image-not-found")
 
-    # live page: the row that says the image does not exist, closed by default
-    row = hub_page.rows().filter(has_text="does not exist").first
+    # live page: the row that says the image was not found, closed by default
+    row = hub_page.rows().filter(has_text="was not found in its registry").first
     expect(row).to_be_visible()
     toggle = row.locator("button.rp-details-toggle")
     details = row.locator("dl.rp-details")

@@ -38,7 +38,7 @@ def fail_a_spawn(hub_page: Any) -> None:
 
 def expect_failure_page(page: Page) -> None:
     """The failure page, told from the store: cause, when, steps and timeline."""
-    expect(page.locator("#rp-summary")).to_contain_text("does not exist")
+    expect(page.locator("#rp-summary")).to_contain_text("was not found in its registry")
     expect(page.locator("#rp-summary-ref")).to_have_text(CAUSE)
     expect(page.locator("#rp-hint")).not_to_be_empty()
     expect(page.locator("#rp-ended")).to_contain_text("Failed")

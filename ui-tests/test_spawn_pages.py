@@ -45,7 +45,7 @@ def test_image_not_found_fails_live_and_still_explains_after_reload(hub_page, im
     failure = page.locator("#rp-failure")
     expect(failure).to_be_visible()
     # (the image on a line of its own, under the headline that names the problem)
-    expect(page.locator("#rp-failure-summary")).to_contain_text("does not exist")
+    expect(page.locator("#rp-failure-summary")).to_contain_text("was not found in its registry")
     expect(page.locator("#rp-failure-ref")).to_have_text(MISSING_IMAGE)
     page.screenshot(path=str(images_dir / "failed-live.png"))
     # a row's UTC time gives the reader's own time when pointed at
@@ -54,7 +54,7 @@ def test_image_not_found_fails_live_and_still_explains_after_reload(hub_page, im
     # after a reload: the server-side failure page, still naming the image, with the timeline
     page.reload()
     expect(page.locator("#richprogress-failed")).to_be_visible()
-    expect(page.locator("#rp-summary")).to_contain_text("does not exist")
+    expect(page.locator("#rp-summary")).to_contain_text("was not found in its registry")
     expect(page.locator("#rp-summary-ref")).to_have_text(MISSING_IMAGE)
     expect(page.locator("#rp-hint")).to_be_visible()
     rows = page.locator("#rp-timeline .rp-event")

@@ -34,6 +34,7 @@ from richprogress.story.steps import (
     phase_index,
     record_phase,
 )
+from richprogress.wording.default_rules.refusals import refusal_summary
 
 
 class Diagnosis(TypedDict):
@@ -60,15 +61,16 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
     """The record that best explains a failure, or None when none does.
 
     Candidates are warnings and errors (by ``severity``; by ``type`` only when a record has
-    no valid severity) not overcome later: a FailedScheduling followed by a scale-up or a
-    Scheduled is over, and so is a failed pull followed by a ``Pulled`` of the same image
-    (a later success of the same kind, ``recovery``). Among them the most telling wins: a
-    known specific cause over its follow-ups, an error over a warning, then the latest.
+    no valid severity) neither resolved nor in hand: a FailedScheduling followed by a
+    Scheduled is over, one followed by a scale-up is in hand (a machine is being added), and
+    a failed pull followed by a ``Pulled`` of the same image is over (a later success of the
+    same kind, ``recovery``). Among them the most telling wins: a known specific cause over
+    its follow-ups, an error over a warning, then the latest.
     """
-    ordered, overcome, failures = _scan(records)
+    ordered, _resolved, in_hand, failures = _scan(records)
     best: tuple[int, int, EventRecord] | None = None
     for position, record in enumerate(ordered):
-        if overcome[position] or _severity(record) == "info":
+        if in_hand[position] or _severity(record) == "info":
             continue
         severity = _severity(record)
         failure = failures[position]
@@ -87,26 +89,43 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
 
 
 def got_past(records: Sequence[EventRecord]) -> frozenset[str]:
-    """The ids of the warnings and errors the spawn got past: a later step was reached, or
-    a later success of the same kind ended them (``recovery``: the Pulled after a failed
-    pull). The pages mark their rows "resolved"; ``decisive_record`` never picks them."""
-    ordered, overcome, _failures = _scan(records)
+    """The ids of the warnings and errors the spawn got past: what they blocked happened
+    (the pod was scheduled after a FailedScheduling; a later step than theirs, the scale-up
+    aside), or a later success of the same kind ended them (``recovery``: the Pulled after a
+    failed pull). The pages mark their rows "resolved"; ``decisive_record`` never picks them."""
+    ordered, resolved, _in_hand, _failures = _scan(records)
     return frozenset(
         str(record.get("id"))
         for position, record in enumerate(ordered)
-        if overcome[position] and _severity(record) != "info"
+        if resolved[position] and _severity(record) != "info"
     )
 
 
-def _scan(records: Sequence[EventRecord]) -> tuple[list[EventRecord], list[bool], list[Failure | None]]:
-    """The records in time order, whether each problem among them was got past, and each
-    one's classified failure (None where it was got past, or is no problem)."""
+_SCHEDULED = phase_index("scheduled")
+
+
+def _resolved_at(phase: int, reason: str | None) -> int:
+    """The step a later record must reach for a problem of step ``phase`` to be over: the
+    next one, but a scheduling problem only once the pod was scheduled (a machine being
+    added is in hand, not done), and so any FailedScheduling (one about storage too)."""
+    if reason == "FailedScheduling" or phase == phase_index("scheduling"):
+        return _SCHEDULED
+    return phase + 1
+
+
+def _scan(
+    records: Sequence[EventRecord],
+) -> tuple[list[EventRecord], list[bool], list[bool], list[Failure | None]]:
+    """The records in time order; whether each problem among them is resolved (what it
+    blocked happened, or a later success of the same kind ended it); whether each is in
+    hand (resolved, or a later step was reached, such as a scale-up after a FailedScheduling:
+    no cause to name, but not over either); and each one's classified failure (None where it
+    is in hand, or is no problem)."""
     ordered = time_order(records)
     # progress_after[i]: the furthest step a plain, good record reached after position i.
     progress_after = [-1] * (len(ordered) + 1)
-    # overcome[i]: a later step was reached, or a later success of the same kind got past
-    # the problem at i (``recovery``: the Pulled after a failed pull)
-    overcome = [False] * len(ordered)
+    resolved = [False] * len(ordered)
+    in_hand = [False] * len(ordered)
     failures: list[Failure | None] = [None] * len(ordered)
     successes: dict[str, list[Subject]] = {}
     for position in range(len(ordered) - 1, -1, -1):
@@ -120,15 +139,22 @@ def _scan(records: Sequence[EventRecord]) -> tuple[list[EventRecord], list[bool]
             for success in success_subjects(later):
                 successes.setdefault(success[0], []).append(success)
         elif severity != "info":
-            if progress_after[position + 1] > phase_index(record_phase(later)):
-                overcome[position] = True
+            step = phase_index(record_phase(later))
+            furthest = progress_after[position + 1]
+            if furthest >= _resolved_at(step, text_field(later, "reason")):
+                resolved[position] = in_hand[position] = True
             else:
-                failure = failures[position] = classify(later)
+                failure = classify(later)
+                # a scale-up after a NotTriggerScaleUp: in hand by its step, over by its kind
                 problem = problem_subject(failure.name if failure else None, later) if successes else None
-                if problem is not None:
-                    overcome[position] = any(overcomes(s, problem) for s in successes.get(problem[0], ()))
+                if problem is not None and any(overcomes(s, problem) for s in successes.get(problem[0], ())):
+                    resolved[position] = in_hand[position] = True
+                elif furthest > step:
+                    in_hand[position] = True
+                else:
+                    failures[position] = failure
         progress_after[position] = max(reached, progress_after[position + 1])
-    return ordered, overcome, failures
+    return ordered, resolved, in_hand, failures
 
 
 def ended_running(records: Sequence[EventRecord]) -> bool:
@@ -175,6 +201,11 @@ def diagnose(records: Sequence[EventRecord], failure_message: str | None = None)
         return Diagnosis(summary=summary, hint=hint, phase=phase, record_id=text_field(record, "id"))
     phase = reached or "requested"
     cleaned = clean_failure_message(failure_message)
+    # KubeSpawner's own failure when the API server refused the pod (a full quota, a
+    # webhook's "no"): its text holds the refusal inside the API's JSON answer
+    refusal = refusal_summary(cleaned) if cleaned else None
+    if refusal is not None:
+        return Diagnosis(summary=refusal.sentence, hint=refusal.hint, phase=phase, record_id=None)
     if cleaned:
         return Diagnosis(
             summary=cleaned[0].upper() + cleaned[1:],

@@ -6,6 +6,13 @@ from __future__ import annotations
 
 from richprogress.model.records import PHASE_LABELS
 
+# a namespace quota with no room left, and an admission webhook's "no": as the rules say them
+from richprogress.wording.default_rules.refusals import HINT_QUOTA as HINT_QUOTA
+from richprogress.wording.default_rules.refusals import HINT_WEBHOOK as HINT_WEBHOOK
+
+# the server asks for a kind of machine the cluster has none of: only an admin can change that
+from richprogress.wording.scheduling import HINT_NO_SUCH_MACHINE as HINT_NO_SUCH_MACHINE
+
 # "your administrator", as the default rules' hints say it: one word for one person
 ASK_ADMIN = "If it keeps failing, ask your administrator for help and send them this page."
 HINT_RETRY = "Wait a few minutes and start your server again. " + ASK_ADMIN

@@ -17,8 +17,11 @@ from richprogress.story.hints import (
     HINT_CRASH,
     HINT_IMAGE_NAME,
     HINT_MEMORY,
+    HINT_NO_SUCH_MACHINE,
+    HINT_QUOTA,
     HINT_RETRY,
     HINT_SMALLER,
+    HINT_WEBHOOK,
 )
 from richprogress.story.record_text import text_field
 
@@ -52,6 +55,12 @@ def _failure(
 #: weighs 70 and an unknown warning 20, so known follow-ups (back-offs) rank below a
 #: surprising error and specific causes rank above it.
 _FAILURES: tuple[Failure, ...] = (
+    # The API server refused to create the pod (any object reports it: an operator's custom
+    # resource, a ReplicaSet's FailedCreate): the ResourceQuota admission plugin's text, and
+    # an admission webhook's (see wording/default_rules/refusals.py).
+    _failure("quota", "", r"exceeded quota:\s*[^,\s]+,\s*requested:", 88, "requested", HINT_QUOTA),
+    _failure("admission-refused", "", r'admission webhook \\*"[^"]+\\*" denied the request', 85, "requested",
+             HINT_WEBHOOK),
     _failure(
         "image-rate-limited",
         "Failed",
@@ -124,7 +133,18 @@ _FAILURES: tuple[Failure, ...] = (
         "scheduling",
         HINT_SMALLER,
     ),
-    _failure("no-scale-up", "NotTriggerScaleUp", None, 75, "scaling", HINT_SMALLER),
+    # cluster-autoscaler added no machine: the scheduling step goes on (no machine is being
+    # added). Every machine group of the wrong kind: no machine the cluster can add matches.
+    _failure(
+        "no-such-machine",
+        "NotTriggerScaleUp",
+        r"\Apod didn't trigger scale-up[^:]*:\s*(?:\d+ node\(s\) didn't match (?:Pod's node affinity(?:/selector)?"
+        r"|node selector)(?:,\s*|\.?\s*\Z))+\Z",
+        78,
+        "scheduling",
+        HINT_NO_SUCH_MACHINE,
+    ),
+    _failure("no-scale-up", "NotTriggerScaleUp", None, 75, "scheduling", HINT_SMALLER),
     _failure(
         "nothing-fits",
         "FailedScheduling",

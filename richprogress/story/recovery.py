@@ -12,6 +12,10 @@ where the kubelet or a controller retries and the retry works:
   is the retry, which may fail the same way;
 - a cluster-autoscaler ``NotTriggerScaleUp`` is over once it did trigger one
   (``TriggeredScaleUp``), or Karpenter nominated a machine (``Nominated``);
+- a refusal to create the pod (a full quota, an admission webhook's "no"), reported by a
+  controller on its own object (a ReplicaSet's ``FailedCreate``, an operator's error on its
+  custom resource), is over once the same object reports that it created it
+  (``SuccessfulCreate``, or an operator's ``Created``);
 - a volume that failed to attach is over once it attached (``SuccessfulAttachVolume``);
   one that failed to mount, once it mounted (``SuccessfulMountVolume``, older kubelets);
   a claim that failed to provision or bind, once it was provisioned
@@ -40,6 +44,9 @@ _PROBLEM_KINDS: dict[str, str] = {
     "image-pull-failed": "image",
     "image-pull-follow-up": "image",
     "no-scale-up": "scale-up",
+    "no-such-machine": "scale-up",
+    "quota": "create",
+    "admission-refused": "create",
     "volume-held": "attach",
     "volume-mount-retry": "mount",
     "volume-provisioning": "provision",
@@ -58,7 +65,8 @@ _VOLUME_REASONS: dict[str, str] = {
 _SUCCESS_REASONS: dict[str, tuple[str, ...]] = {
     "Pulled": ("image", "sandbox"),
     "Pulling": ("sandbox",),
-    "Created": ("sandbox",),
+    "Created": ("sandbox", "create"),
+    "SuccessfulCreate": ("create",),
     "Started": ("sandbox",),
     "TriggeredScaleUp": ("scale-up",),
     "Nominated": ("scale-up",),

@@ -106,6 +106,13 @@ def _fold_line(fold: Mapping[str, Any]) -> str:
             span = f", {start} to {end}"
     folded = fold.get("folded")
     noun = "event" if folded == 1 else "events"
+    if fold.get("follows"):
+        # the kubelet's follow-ups of the failed pull above: their own words, each once
+        said = "; ".join(_one_line(m) for m in fold.get("raw_messages") or ())
+        said = f": {said}" if said else ""
+        count = fold.get("count")
+        times = f" ({count} in all)" if isinstance(count, int) and isinstance(folded, int) and count > folded else ""
+        return f"... {folded} follow-ups of the failed download above{times}{said}{span} (folded)"
     if fold.get("reason") and fold.get("message") is not None:
         what = f"{noun} alike ({_one_line(fold['reason'])})"
     elif fold.get("reason"):

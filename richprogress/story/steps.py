@@ -20,7 +20,9 @@ _REASON_PHASES: dict[str, str] = {
     "FailedScheduling": "scheduling",
     "NodeAffinity": "scheduling",
     "TriggeredScaleUp": "scaling",
-    "NotTriggerScaleUp": "scaling",
+    # no machine is being added (only a triggered scale-up, a nomination or a scale-up means
+    # one is): the search for a machine goes on
+    "NotTriggerScaleUp": "scheduling",
     "Nominated": "scaling",
     "ScaleUp": "scaling",
     "Scheduled": "scheduled",

@@ -149,8 +149,10 @@ _HINT_ADMIN_STORAGE = ("Your storage needs an administrator's help: ask an admin
 _HINTS = {
     "res": "This is usual when the cluster is busy or is adding a machine: wait a few minutes. "
     "If it keeps happening, choose a smaller server size or ask your administrator.",
-    "selector": "The cluster usually adds a machine of the right type within a few minutes. "
-    "If nothing happens, ask your administrator.",
+    # the scheduler knows the running machines only: a machine of the right kind may be added
+    "selector": "The cluster may add a machine of this kind within a few minutes. If nothing happens, "
+    "this server option may ask for a kind of machine the cluster does not have: ask your administrator.",
+    "no-nodes": "The cluster may add a machine within a few minutes. If nothing happens, ask your administrator.",
     "starting": "A new machine is starting; your server should start on it in a minute or two.",
     "pvc": "Your storage is being prepared; this usually resolves itself within a minute. "
     "If it does not, ask your administrator.",
@@ -233,7 +235,7 @@ def _body(text: str) -> str:
 
 def _summarize_scheduling(message: str) -> Summary | None:
     if _NO_NODES_RE.match(message):
-        return Summary("The cluster has no machines running right now", _HINTS["selector"])
+        return Summary("The cluster has no machines running right now", _HINTS["no-nodes"])
     if _PREBIND_RE.match(message):
         return _PREBIND
     head = _HEADER_RE.match(message)
@@ -242,7 +244,7 @@ def _summarize_scheduling(message: str) -> Summary | None:
     total = int(head.group(2))
     body = _body(head.group(3))
     if total == 0 and not body:
-        return Summary("The cluster has no machines running right now", _HINTS["selector"])
+        return Summary("The cluster has no machines running right now", _HINTS["no-nodes"])
     return _summarize_items(body, total, lead="No machine can take your server yet")
 
 
@@ -358,11 +360,37 @@ def _summarize_scale_up_cached(message: str) -> Summary:
     return _summarize_scale_up(message)
 
 
+#: What to do after a NotTriggerScaleUp, by what its machine groups said (``_scale_up_hint``).
+HINT_NO_SUCH_MACHINE = (
+    "This server option asks for a kind of machine this cluster does not have. An administrator "
+    "must change the option or add such machines: ask them for help and send them this page."
+)
+_SCALE_UP_HINTS = {
+    "too-big": "No machine the cluster can add is big enough for this server. Choose a smaller server "
+    "option if there is one, or ask your administrator.",
+    "nothing-fits": "No machine the cluster can add fits this server: the machines of its kind are too "
+    "small. Choose a smaller server option if there is one, or ask your administrator.",
+    "other": "The cluster may be at its size limit, or no machine type fits the server you chose. "
+    "Try a smaller server size, or ask your administrator.",
+}
+
+
+def _scale_up_hint(kinds: set[str], unknown: bool) -> str:
+    """The hint that follows what the machine groups said: none of the right kind (only an
+    admin can help), all too small (a smaller option may fit), else what may free up."""
+    if unknown or not kinds or not kinds <= {"selector", "res"}:
+        return _SCALE_UP_HINTS["other"]
+    if kinds == {"selector"}:
+        return HINT_NO_SUCH_MACHINE
+    return _SCALE_UP_HINTS["too-big" if kinds == {"res"} else "nothing-fits"]
+
+
 def _summarize_scale_up(message: str) -> Summary:
     found = _SCALE_UP_RE.match(message)
     body = (found.group(1) if found else message).strip().rstrip(".")
     parts: list[str] = []
     resources: list[str] = []
+    kinds: set[str] = set()  # "res", "selector", or "other" for any other group's answer
     unknown = len(message) > _MAX_CHARS
     for item in ([] if unknown else _SCALE_UP_SPLIT_RE.split(body)):
         item_match = _ITEM_RE.match(item.strip().rstrip(".,; "))
@@ -373,21 +401,25 @@ def _summarize_scale_up(message: str) -> Summary:
         text = item_match.group(2).strip()
         whole = _CLUSTER_ITEMS.get(text.lower())
         if whole is not None:
+            kinds.add("other")
             if whole not in parts:
                 parts.append(whole)
             continue
         special = _group_item(text)
         if special:
             _key, one, many = special
+            kinds.add("other")
         else:
             key, one, many = _classify(text)
             if key.startswith("res:"):
+                kinds.add("res")
                 if key[4:] not in resources:
                     resources.append(key[4:])
                 continue
             if key.startswith("other:"):
                 unknown = True  # never a raw fragment inside the sentence
                 break
+            kinds.add("selector" if key == "selector" else "other")
         phrase = f"{count} machine group{'s' if count != 1 else ''} {one if count == 1 else many}"
         if phrase not in parts:
             parts.append(phrase)
@@ -396,8 +428,4 @@ def _summarize_scale_up(message: str) -> Summary:
         parts.insert(0, "no machine type has enough " + _join(resources, "or"))
     if parts and not unknown:
         sentence += ": " + _join(parts)
-    return Summary(
-        sentence,
-        "The cluster may be at its size limit, or no machine type fits the server you chose. "
-        "Try a smaller server size, or ask your administrator.",
-    )
+    return Summary(sentence, _scale_up_hint(kinds, unknown))

@@ -4,9 +4,10 @@ Each rule says what is happening in one short sentence; rules for problems also 
 means for the user (``hint``), and rules for causes that no amount of waiting fixes say so
 (``fatal``: ``richprogress.story.fail_fast`` ends a spawn once such a cause has held; see the
 README's "Fail fast" section for why each one is fatal and what deliberately is not: scale-ups,
-slow pulls, storage, quotas, rate limits, registry errors).
+slow pulls, storage, quotas that may free up, rate limits, registry errors).
 
-One module per source of events: ``operators`` (custom resources' controllers), ``scheduler``,
+One module per source of events: ``refusals`` (the API server refusing an object: a full
+quota, an admission webhook), ``operators`` (custom resources' controllers), ``scheduler``,
 ``autoscaler`` (cluster-autoscaler and Karpenter), ``storage``, ``images`` and ``kubelet``
 (kubelet's image manager and the rest of its pod work), ``nodes`` (the node controllers).
 Their wording comes from those sources and from events captured on real clusters.
@@ -23,6 +24,7 @@ from richprogress.wording.default_rules import (
     kubelet,
     nodes,
     operators,
+    refusals,
     scheduler,
     storage,
 )
@@ -30,6 +32,8 @@ from richprogress.wording.default_rules import (
 # Rules are tried in this order and the first match wins: a specific rule comes before a
 # general one of the same reason, whichever source each comes from.
 DEFAULT_RULES: list[dict[str, Any]] = [
+    # the API server's refusals read the same on any object, an operator's included
+    *refusals.REFUSALS,
     # custom resources first: they only match kinds the others do not word
     *operators.OPERATOR_RULES,
     *scheduler.SCHEDULED,

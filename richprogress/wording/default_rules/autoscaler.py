@@ -119,7 +119,8 @@ SCALE_UP: list[dict[str, Any]] = [
         "severity": "warning",
         "fatal": never_fits,
         "hint": _scale_up_failure_hint,
-        "phase": "scaling",
+        # no machine is being added: the search for one goes on (the scheduling step)
+        "phase": "scheduling",
     },
     {
         "id": "karpenter-nominated",

@@ -72,9 +72,11 @@ def _invalid_image_hint(image: str = "", **_: str) -> str:
     return "Check the image name for typos (spaces, capital letters, a missing tag)."
 
 
+# One "not found" cannot be told from a tag just pushed that a registry replica does not
+# have yet: say what is known, and what the retry will tell.
 _PULL_HINT_MISSING = (
-    "Check the image name and tag for typos, or choose another image. "
-    "Your server cannot start with this image."
+    "Check the image name and tag for typos, or choose another image. The cluster tries "
+    "again; if it is not found again, the name is wrong or the image was removed."
 )
 _PULL_HINT_DENIED = (
     "Check the image name for typos. If the image is private, ask your administrator "
@@ -109,7 +111,7 @@ IMAGES: list[dict[str, Any]] = [
         "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
                   "message": r"(?s)Failed to pull image " + IMAGE
                              + r"(?:.{0,2000}?)(?:: not found|code = NotFound|manifest unknown|name unknown)"},
-        "template": "The image {image} for the {container} container does not exist",
+        "template": "The image {image} for the {container} container was not found in its registry",
         "severity": "error",
         "fatal": True,
         "hint": _PULL_HINT_MISSING,
