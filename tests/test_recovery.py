@@ -182,7 +182,7 @@ def test_flaky_pull_at_real_timing_the_banner_goes_with_the_pulled() -> None:
         said.append((str(stored["reason"]), live.verdict.state))
         if live.verdict.cause is not None:
             assert live.verdict.cause.certainty == "unconfirmed"
-            assert "will try once more" in live.verdict.cause.summary
+            assert "will try again" in live.verdict.cause.summary
     assert said == [
         ("Scheduled", "progressing"), ("Pulling", "progressing"), ("Failed", "blocked"),
         ("Failed", "blocked"), ("BackOff", "blocked"), ("Failed", "blocked"),

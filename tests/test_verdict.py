@@ -65,14 +65,14 @@ def test_the_first_not_found_says_what_it_knows() -> None:
     verdict = decide(records, now=1.0, first_seen={"a": 1.0})
     assert verdict.state == "blocked"
     assert verdict.cause is not None and verdict.cause.certainty == "unconfirmed"
-    assert verdict.cause.summary.endswith("This usually means a wrong name or tag; the cluster will try once more.")
+    assert verdict.cause.summary.endswith("This usually means a wrong name or tag; the cluster will try again.")
     shown = verdict.to_dict()
     assert shown["words"]["kicker"] == "Still trying"
     assert "will not" not in " ".join(str(v) for v in shown["words"].values())
     # the second one decides it
     again = decide([{**records[0], "count": 2}], now=12.0, first_seen={"a": 1.0})
     assert again.state == "hopeless" and again.cause is not None
-    assert again.cause.certainty == "decisive" and "try once more" not in again.cause.summary
+    assert again.cause.certainty == "decisive" and "try again" not in again.cause.summary
 
 
 def test_after_the_end() -> None:

@@ -37,7 +37,7 @@ def test_the_cause_shows_before_the_spawn_ends_then_fail_fast_ends_it(make_hub_p
     hub_page.spawn("image-not-found")
     banner = page.locator("#rp-live")
     expect(banner).to_be_visible()
-    # the second "not found" decides it: red, and no longer "the cluster will try once more"
+    # the second "not found" decides it: red, and no longer "the cluster will try again"
     expect(banner).to_have_attribute("data-state", "hopeless")
     expect(page.locator("#rp-live-kicker")).to_have_text("This will not fix itself")
     expect(page.locator("#rp-live-summary")).to_have_text(
@@ -166,7 +166,7 @@ def flaky_hub() -> Iterator[DemoHub]:
 
 def test_a_retried_pull_that_works_clears_the_red_banner_at_once(make_hub_page, flaky_hub, images_dir):
     """flaky-pull: the first pull says "not found" (amber: it may be a tag a registry
-    replica does not have yet, and the cluster tries once more), the kubelet pulls again
+    replica does not have yet, and the cluster tries again), the kubelet pulls again
     and it works. The banner goes with the "Downloaded" row, not when the container exists;
     it never said "will not fix itself"."""
     hub_page = make_hub_page(hub=flaky_hub)
@@ -176,7 +176,7 @@ def test_a_retried_pull_that_works_clears_the_red_banner_at_once(make_hub_page, 
     banner = page.locator("#rp-live")
     expect(banner).to_have_attribute("data-state", "blocked")
     expect(banner).to_be_visible()
-    expect(page.locator("#rp-live-summary")).to_contain_text("the cluster will try once more")
+    expect(page.locator("#rp-live-summary")).to_contain_text("the cluster will try again")
     expect(page.locator("#progress-bar")).not_to_have_class(re.compile(r"\bbg-danger\b"))
     page.screenshot(path=str(images_dir / "flaky-pull-first-not-found.png"))
     downloaded = hub_page.rows().filter(has_text="Downloaded the image")

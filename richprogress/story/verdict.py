@@ -186,8 +186,8 @@ class Verdict:
 #: first "not found" of a tag a registry replica does not have yet reads the same
 _UNCONFIRMED_NOTES: Mapping[str, str] = MappingProxyType(
     {
-        "image-not-found": "This usually means a wrong name or tag; the cluster will try once more.",
-        "image-invalid": "This usually means a wrong name; the cluster will try once more.",
+        "image-not-found": "This usually means a wrong name or tag; the cluster will try again.",
+        "image-invalid": "This usually means a wrong name; the cluster will try again.",
     }
 )
 _UNCONFIRMED_NOTE = "The cluster will try again; if it happens again, waiting will not help."
