@@ -29,8 +29,9 @@ _ERROR_REASON = (
     r"|ReconcileError|InternalError|Failed\w*|\w*Error)\Z"
 )
 _ADMIN_HINT = (
-    "The service that sets up servers on this hub reported this. If the server does not "
-    "start, ask an admin for help and send them this page."
+    # said live and on the failure page alike: no "if the server does not start"
+    "The service that sets up servers on this hub reported this. If it keeps happening, "
+    "ask an admin for help and send them this page."
 )
 
 OPERATOR_RULES: list[dict[str, Any]] = [
