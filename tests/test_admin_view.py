@@ -33,7 +33,7 @@ from test_pages import (
 
 from richprogress.hub_setup import notice_template_path, template_path
 from richprogress.web import template_helpers
-from richprogress.web.views.history import failures_page_data, when_text
+from richprogress.web.views.history import failures_page_data, when_parts
 from richprogress.web.views.payloads import timeline_report_text
 
 ADMIN_SCOPES = {"read:servers": Scope.ALL, "admin-ui": Scope.ALL}
@@ -234,7 +234,7 @@ def test_the_failures_page_says_when_in_full_and_how_long_ago() -> None:
     stamp = (NOW - timedelta(hours=2, minutes=5)).strftime("%Y-%m-%d %H:%M")
     assert whens[0] == f"{stamp} UTC (2 hours ago)"
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC \(3 days ago\)", whens[1])
-    assert when_text(None, NOW) == ""
+    assert when_parts(None, NOW) == ("", "", "")
 
 
 def test_the_failures_page_tells_an_admin_of_the_server_not_your_server() -> None:

@@ -128,13 +128,15 @@ def sees_all_failures(parsed_scopes: Any) -> bool:
     return isinstance(parsed_scopes, dict) and parsed_scopes.get("read:servers") == Scope.ALL
 
 
-def when_text(moment: datetime | None, now: datetime) -> str:
-    """``2026-12-01 07:46 UTC (2 hours ago)``: the moment itself, with its zone, for a
-    screenshot read tomorrow, and how long ago, for today; "" when unknown."""
+def when_parts(moment: datetime | None, now: datetime) -> tuple[str, str, str]:
+    """``("2026-12-01", "07:46 UTC", "2 hours ago")``: the moment itself, with its zone,
+    for a screenshot read tomorrow, and how long ago, for today. The page keeps the date
+    and the time each whole (a narrow window breaks between them, never in a date).
+    Empty strings when unknown."""
     if moment is None:
-        return ""
-    stamp = moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return f"{stamp} ({time_ago(moment, now)})"
+        return "", "", ""
+    utc = moment.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%d"), utc.strftime("%H:%M UTC"), time_ago(moment, now)
 
 
 def failures_page_data(
@@ -168,7 +170,7 @@ def failures_page_data(
                 # long names (an image) break only after "/", ":" and ".", not at a hyphen
                 "summary_parts": breakable_parts(said),
                 "ago": time_ago(finished, now),
-                "when": when_text(finished, now),
+                "when": when_parts(finished, now),
                 "finished_utc": utc_text(finished) if finished else "",
                 "url": failure_page_url(hub_base_url, spawn["user_name"], spawn["server_name"] or ""),
                 "step": PHASE_LABELS.get(spawn.get("phase") or "", "Unknown"),
