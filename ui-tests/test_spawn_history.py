@@ -60,6 +60,17 @@ def expect_home_notice(hub_page: Any) -> None:
     expect_failure_page(page)
 
 
+def timeline_text(hub_page: Any) -> str:
+    """The user's timeline.txt, asked with the demo's admin token."""
+    r = requests.get(
+        f"{hub_page.hub.url}hub/api/richprogress/users/{hub_page.user_path}/timeline.txt",
+        headers={"Authorization": f"token {hub_page.hub.api_token}"},
+        timeout=10,
+    )
+    assert r.status_code == 200, r.text
+    return r.text
+
+
 def failure_page_url(hub_page: Any) -> str:
     return f"{hub_page.hub.url}hub/spawn-pending/{hub_page.user_path}"
 
@@ -71,6 +82,11 @@ def test_after_the_spawn_form_replaced_the_spawner(hub_page: Any, images_dir: Pa
     expect(page.locator(".rp-notice")).to_contain_text(CAUSE)
     page.goto(failure_page_url(hub_page))
     expect_failure_page(page)
+    # the new spawner has the hub's default image until it starts: the page and the text
+    # endpoint tell the stored spawn's, and "Copy details" is timeline.txt
+    report = timeline_text(hub_page)
+    assert re.search(rf"^  Images: +{re.escape(CAUSE)}$", report, re.M), report
+    assert page.locator("#rp-report").text_content() == report
     page.screenshot(path=str(images_dir / "history-failure-after-spawn-form.png"), full_page=True)
     expect_home_notice(hub_page)
     page.goto(f"{hub_page.hub.url}hub/home")
@@ -272,12 +288,6 @@ def test_an_admin_reads_the_failure_page_about_the_user(
     page.locator("#rp-copy").click()
     expect(page.locator("#rp-copy-status")).to_have_text("Copied. Paste it into a ticket or your reply to the user.")
     copied = page.evaluate("navigator.clipboard.readText()")
-    report = requests.get(
-        f"{admin.hub.url}hub/api/richprogress/users/{hub_page.user_path}/timeline.txt",
-        headers={"Authorization": f"token {admin.hub.api_token}"},
-        timeout=10,
-    )
-    assert report.status_code == 200
-    assert copied == report.text
+    assert copied == timeline_text(hub_page)
     assert re.search(rf"^Hub: +{re.escape(admin.hub.url)}hub/$", copied, re.M), copied
     assert re.search(rf"^  Images: +{re.escape(CAUSE)}$", copied, re.M), copied
