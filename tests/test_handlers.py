@@ -14,8 +14,10 @@ usable from a script (e.g. to take screenshots).
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +28,8 @@ import pytest
 import requests
 from hub_fixtures import BASE_URL, HOSTILE, Hub, hub_process
 
+#: the image the spawns ran with (the spawner's image until a test changes it)
+SPAWN_IMAGE = "quay.io/jupyter/no-such-notebook:2026-11"
 #: a user name holding every character HTML and JS care about
 ODD_USER = "a<'&\">b"
 #: reader holds read:servers on alice's servers only; visitor only access:servers on them
@@ -72,6 +76,13 @@ SPAWNER_CODE = textwrap.dedent(
         """Fills a SpawnTimeline with PLAN, waits HOLD seconds, then fails with no message."""
 
         spawn_timeline = None
+
+        @property
+        def image(self):
+            """The image the spawner's options name now (a test changes the file later, as
+            a spawn form changes a KubeSpawner's options)."""
+            with open(os.environ["RP_TEST_IMAGE_FILE"]) as f:
+                return f.read().strip()
 
         async def start(self):
             self.spawn_timeline = SpawnTimeline(server_name=self.name)
@@ -132,6 +143,7 @@ def timeline_path(user: str, server_name: str = "", suffix: str = "timeline") ->
 def timeline_hub(work: Path, *, hold: float = 0.2) -> Iterator[Hub]:
     """A real jupyterhub (and its proxy) in ``work``; spawns fail after ``hold`` seconds."""
     tokens = {user: f"token-{i}-{os.urandom(8).hex()}" for i, user in enumerate(USERS)}
+    (work / "image.txt").write_text(SPAWN_IMAGE)
     with hub_process(
         work,
         SPAWNER_CODE.format(hostile=HOSTILE),
@@ -139,7 +151,7 @@ def timeline_hub(work: Path, *, hold: float = 0.2) -> Iterator[Hub]:
         users=USERS,
         tokens=tokens,
         extra_config=EXTRA_CONFIG,
-        env={"RP_TEST_HOLD": str(hold)},
+        env={"RP_TEST_HOLD": str(hold), "RP_TEST_IMAGE_FILE": str(work / "image.txt")},
     ) as hub:
         yield hub
 
@@ -207,6 +219,29 @@ def test_timeline_endpoints_carry_the_admin_facts_and_raw_messages(failed_spawns
     assert facts["Versions"].startswith("richprogress ")
     text = failed_spawns.api(timeline_path("alice", "", "timeline.txt"), "alice").text
     assert "Facts for an admin:" in text and "Versions:" in text
+
+
+def report_on_page(page: str) -> str:
+    """The text "Copy details" copies: the page's pre#rp-report, unescaped."""
+    found = re.search(r'<pre id="rp-report">(.*?)</pre>', page, re.S)
+    assert found, page[:2000]
+    return html.unescape(found.group(1))
+
+
+@pytest.mark.parametrize("viewer", ["alice", "admin"])
+def test_the_spawns_facts_stay_when_the_spawners_options_change(failed_spawns: Hub, viewer: str) -> None:
+    """The spawner's options now name another image (as after a spawn form): the endpoints
+    and the page still tell the image the failed spawn ran, and "Copy details" is exactly
+    timeline.txt, "Hub:" line and all."""
+    (failed_spawns.work / "image.txt").write_text("quay.io/jupyter/base-notebook:latest")
+    facts = dict(failed_spawns.api(timeline_path("alice"), viewer).json()["facts"])
+    assert facts["Images"] == SPAWN_IMAGE
+    text = failed_spawns.api(timeline_path("alice", "", "timeline.txt"), viewer).text
+    assert re.search(rf"^  Images: +{re.escape(SPAWN_IMAGE)}$", text, re.M), text
+    assert re.search(r"^Hub: +http://127\.0\.0\.1:\d+/prefix/hub/$", text, re.M), text
+    page = failed_spawns.page("spawn-pending/alice", viewer).text
+    assert report_on_page(page) == text
+    assert "base-notebook" not in page
 
 
 @pytest.mark.parametrize(

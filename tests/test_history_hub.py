@@ -13,6 +13,7 @@ Fixtures: ``history_hub`` (module): the hub, with alice's default server failed 
 
 from __future__ import annotations
 
+import html
 import re
 import textwrap
 from collections.abc import Iterator
@@ -29,11 +30,13 @@ USERS = ["alice", "bob", "admin", "reader", "visitor"]
 SPAWNER_CODE = textwrap.dedent(
     '''
     import asyncio
+    import os
     import socket
 
     from jupyterhub.spawner import Spawner
     from tornado import web
     from tornado.httpserver import HTTPServer
+    from traitlets import Unicode
 
     import richprogress
     from richprogress import RichProgressMixin
@@ -53,6 +56,8 @@ SPAWNER_CODE = textwrap.dedent(
         """Tells STEPS, then fails; with user_options {{"ok": true}} it becomes ready."""
 
         _server = None
+        #: as KubeSpawner's: the hub's configured default until a spawn's options set it
+        image = Unicode(os.environ.get("RP_TEST_IMAGE", "quay.io/x/base-notebook:latest"))
 
         async def start(self):
             await asyncio.sleep(0.6)
@@ -89,14 +94,20 @@ SPAWNER_CODE = textwrap.dedent(
 EXTRA_CONFIG = """
 c.Spawner.options_form = "<input name='anything'>"
 c.Spawner.http_timeout = 10
+# a spawn's options may name its image and start timeout (JupyterHub applies them before
+# start(), on this spawn's spawner only)
+c.Spawner.apply_user_options = {{"image": "image", "timeout": "start_timeout"}}
 {history_line}
 richprogress.setup(c)
 """
 
 
 @contextmanager
-def history_hub_process(work: Path, history_url: str | None = None) -> Iterator[Hub]:
-    """A real jupyterhub in ``work`` (reusing its database and secret when run again)."""
+def history_hub_process(
+    work: Path, history_url: str | None = None, image: str | None = None
+) -> Iterator[Hub]:
+    """A real jupyterhub in ``work`` (reusing its database and secret when run again);
+    ``image``: the spawners' default image, else the spawner's own default."""
     history_line = f"c.SpawnHistory.url = {history_url!r}" if history_url else ""
     with hub_process(
         work,
@@ -105,13 +116,41 @@ def history_hub_process(work: Path, history_url: str | None = None) -> Iterator[
         users=USERS,
         tokens={user: f"token-{i}-{user}-stable" for i, user in enumerate(USERS)},
         extra_config=EXTRA_CONFIG.format(history_line=history_line),
+        env={"RP_TEST_IMAGE": image} if image else None,
     ) as hub:
         yield hub
 
 
-def start(hub: Hub, user: str, server: str = "", ok: bool = False) -> None:
-    """Start a server that fails, or with ``ok`` one that becomes ready."""
-    hub.start_server(user, server, {"ok": True} if ok else {})
+def start(hub: Hub, user: str, server: str = "", ok: bool = False, **options: object) -> None:
+    """Start a server that fails, or with ``ok`` one that becomes ready; ``options``: more
+    user options (``image``, ``timeout``)."""
+    hub.start_server(user, server, {"ok": True, **options} if ok else options)
+
+
+#: the image and start timeout a failed spawn ran with, unlike the hub's defaults
+SPAWN_IMAGE = "quay.io/jupyter/no-such-notebook:2026-11"
+SPAWN_TIMEOUT = 246
+
+
+def report_on_page(page: str) -> str:
+    """The text "Copy details" copies: the page's pre#rp-report, unescaped."""
+    found = re.search(r'<pre id="rp-report">(.*?)</pre>', page, re.S)
+    assert found, page[:2000]
+    return html.unescape(found.group(1))
+
+
+def expect_the_spawns_own_facts(hub: Hub, viewer: str, owner: str, server: str, page: str) -> None:
+    """The JSON facts and timeline.txt name the image and start timeout the stored spawn
+    ran with, and the failure page's "Copy details" is timeline.txt to the byte."""
+    path = f"richprogress/users/{owner}" + (f"/servers/{server}" if server else "")
+    facts = dict(hub.api(path + "/timeline", viewer).json()["facts"])
+    assert (facts["Images"], facts["Start timeout"]) == (SPAWN_IMAGE, f"{SPAWN_TIMEOUT} s")
+    text = hub.api(path + "/timeline.txt", viewer).text
+    assert re.search(rf"^  Images: +{re.escape(SPAWN_IMAGE)}$", text, re.M), text
+    assert re.search(rf"^  Start timeout: +{SPAWN_TIMEOUT} s$", text, re.M), text
+    assert re.search(r"^Hub: +http://127\.0\.0\.1:\d+/prefix/hub/$", text, re.M), text
+    assert report_on_page(page) == text
+    assert "base-notebook" not in page
 
 
 def spawns_path(user: str, server: str = "", suffix: str = "") -> str:
@@ -224,6 +263,26 @@ def test_the_failure_page_lasts_after_the_spawn_form_replaced_the_spawner(histor
     assert "Relaunch server" in page
 
 
+@pytest.fixture(scope="module")
+def form_failed(history_hub: Hub) -> Hub:
+    """reader's server "form" failed, started with its own image and start timeout (not
+    alice's: her notices are counted below)."""
+    start(history_hub, "reader", "form", image=SPAWN_IMAGE, timeout=SPAWN_TIMEOUT)
+    wait_stored(history_hub, "reader", "form")
+    return history_hub
+
+
+@pytest.mark.parametrize("viewer", ["reader", "admin"])
+def test_after_the_spawn_form_the_endpoints_tell_the_stored_spawns_facts(form_failed: Hub, viewer: str) -> None:
+    """The spawn form gives the server a new spawner, with the hub's default image and
+    timeout: the endpoints and the page tell the failed spawn's, as it ran."""
+    hub = form_failed
+    session = hub.login("reader")
+    assert "spawn_form" in session.get(hub.url + "hub/spawn/reader/form", timeout=10).text
+    page = hub.page("richprogress/failed/reader/form", viewer).text
+    expect_the_spawns_own_facts(hub, viewer, "reader", "form", page)
+
+
 def test_the_home_page_and_spawn_form_say_the_last_start_failed(history_hub: Hub) -> None:
     session = history_hub.login("alice")
     for path in ("hub/home", "hub/spawn/alice/other"):
@@ -252,7 +311,9 @@ def test_the_admin_page_lists_failures_with_counts(history_hub: Hub) -> None:
     assert page.status_code == 200
     rows = re.findall(r'<tr class="rp-failure-row".*?</tr>', page.text, re.S)
     assert len(rows) >= 2
-    assert "alice" in rows[0] and HOSTILE_TEXT in rows[0]
+    # the row as read (a long name breaks at <wbr>s after "/", ":" and ".")
+    first = " ".join(re.sub(r"<[^>]+>", "", rows[0]).split())
+    assert "alice" in first and HOSTILE_TEXT in first
     assert "<img src=x" not in page.text
     counts = re.search(r'<tr data-cause="([^"]+)">\s*<td>.*?</td>\s*<td class="text-end">(\d+)</td>', page.text, re.S)
     assert counts is not None and int(counts.group(2)) >= 2
@@ -264,14 +325,42 @@ def test_the_admin_page_lists_failures_with_counts(history_hub: Hub) -> None:
     assert "Most failures: " in day and "<img src=x" not in day
     filtered = history_hub.page(f"richprogress/failures?cause={counts.group(1)}", "admin")
     assert 'id="rp-cause-filter"' in filtered.text
+    # when, in full with its zone, and how long ago
+    when = re.search(r'<td class="rp-when-cell">(.*?)</td>', rows[0], re.S)
+    assert when and re.search(r'<time datetime="[^"]+Z" title="[^"]+ UTC">', when.group(1))
+    said = " ".join(re.sub(r"<[^>]+>", "", when.group(1)).split())
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC \((just now|\d+ minutes? ago)\)", said), said
+
+
+NAV_LINK = f'<a class="nav-link" id="rp-nav-failures" href="{BASE_URL}hub/richprogress/failures">Failed starts</a>'
+
+
+def test_admins_reach_the_failures_page_from_the_navbar_of_every_page(history_hub: Hub) -> None:
+    session = history_hub.login("admin")
+    # the home page, JupyterHub's admin page (a React app under the stock navbar), a
+    # failure page, the spawn form and the failures page itself
+    for path in ("home", "admin", "richprogress/failed/alice/gpu", "spawn/alice/other", "richprogress/failures"):
+        r = session.get(history_hub.url + "hub/" + path, timeout=10)
+        assert r.status_code == 200 and NAV_LINK in r.text, path
     for viewer in ("alice", "reader"):
-        assert history_hub.page("richprogress/failures", viewer).status_code == 404
+        assert "rp-nav-failures" not in history_hub.page("home", viewer).text
+
+
+@pytest.mark.parametrize("viewer", ["alice", "reader"])
+def test_the_failures_page_tells_a_non_admin_why_it_is_closed(history_hub: Hub, viewer: str) -> None:
+    r = history_hub.page("richprogress/failures", viewer)
+    assert r.status_code == 403
+    heading = re.search(r"<h1>(.*?)</h1>", r.text, re.S)
+    assert heading and " ".join(heading.group(1).split()) == "403 : Forbidden"
+    assert "only admins can open it" in r.text and "None" not in heading.group(1)
+    assert "hub/richprogress/failures" not in r.text.replace(r.url, "")
 
 
 def test_the_failure_page_lasts_through_a_hub_restart(tmp_path: Path) -> None:
-    with history_hub_process(tmp_path) as hub:
-        start(hub, "alice")
-        start(hub, "alice", "gpu")
+    # the hub ran with another default image then, and the spawns set their own timeout
+    with history_hub_process(tmp_path, image=SPAWN_IMAGE) as hub:
+        start(hub, "alice", timeout=SPAWN_TIMEOUT)
+        start(hub, "alice", "gpu", timeout=SPAWN_TIMEOUT)
         wait_stored(hub, "alice")
         wait_stored(hub, "alice", "gpu")
     with history_hub_process(tmp_path) as hub:
@@ -282,7 +371,12 @@ def test_the_failure_page_lasts_through_a_hub_restart(tmp_path: Path) -> None:
         assert summary_of(named.text) == HOSTILE_TEXT
         home = hub.page("home", "alice").text
         assert "failed/alice/gpu" in home and 'failed/alice"' in home
-        # the timeline endpoint falls back to the stored spawn too
+        # the timeline endpoint falls back to the stored spawn too, with its own facts,
+        # not those of today's spawners, and "Copy details" is its timeline.txt
         r = hub.api("richprogress/users/alice/timeline", "alice")
         assert r.status_code == 200 and r.json()["diagnosis"]["summary"].startswith("The image")
+        for viewer in ("alice", "admin"):
+            expect_the_spawns_own_facts(hub, viewer, "alice", "", failure_page(hub, viewer, "alice"))
+            named = hub.page("richprogress/failed/alice/gpu", viewer).text
+            expect_the_spawns_own_facts(hub, viewer, "alice", "gpu", named)
     assert (tmp_path / "richprogress_history.sqlite").is_file()

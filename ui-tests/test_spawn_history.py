@@ -12,12 +12,14 @@ middle of a spawn: the open page says it lost contact, then reloads when the hub
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from playwright.sync_api import Page, expect
 
 from richprogress.demo.hub import DemoHub, free_port
@@ -58,6 +60,17 @@ def expect_home_notice(hub_page: Any) -> None:
     expect_failure_page(page)
 
 
+def timeline_text(hub_page: Any) -> str:
+    """The user's timeline.txt, asked with the demo's admin token."""
+    r = requests.get(
+        f"{hub_page.hub.url}hub/api/richprogress/users/{hub_page.user_path}/timeline.txt",
+        headers={"Authorization": f"token {hub_page.hub.api_token}"},
+        timeout=10,
+    )
+    assert r.status_code == 200, r.text
+    return r.text
+
+
 def failure_page_url(hub_page: Any) -> str:
     return f"{hub_page.hub.url}hub/spawn-pending/{hub_page.user_path}"
 
@@ -69,6 +82,11 @@ def test_after_the_spawn_form_replaced_the_spawner(hub_page: Any, images_dir: Pa
     expect(page.locator(".rp-notice")).to_contain_text(CAUSE)
     page.goto(failure_page_url(hub_page))
     expect_failure_page(page)
+    # the new spawner has the hub's default image until it starts: the page and the text
+    # endpoint tell the stored spawn's, and "Copy details" is timeline.txt
+    report = timeline_text(hub_page)
+    assert re.search(rf"^  Images: +{re.escape(CAUSE)}$", report, re.M), report
+    assert page.locator("#rp-report").text_content() == report
     page.screenshot(path=str(images_dir / "history-failure-after-spawn-form.png"), full_page=True)
     expect_home_notice(hub_page)
     page.goto(f"{hub_page.hub.url}hub/home")
@@ -188,11 +206,16 @@ def test_the_admin_page_lists_the_failure(
     fail_a_spawn(hub_page)
     admin = make_hub_page(username="admin")
     page = admin.page
-    page.goto(f"{admin.hub.url}hub/richprogress/failures")
+    # JupyterHub's admin page (its React app) has the navbar's link to the failures page
+    page.goto(f"{admin.hub.url}hub/admin")
+    page.locator("#rp-nav-failures").click()
+    page.wait_for_url("**/hub/richprogress/failures")
     row = page.locator(f".rp-failure-row:has-text('{hub_page.username}')")
     expect(row).to_have_count(1)
     expect(row).to_contain_text(CAUSE)
     expect(row).to_contain_text("Image not found")  # the profile's display name
+    # when, in full with its zone, and how long ago
+    expect(row.locator("td").first).to_have_text(re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC \((just now|\d+ minutes? ago)\)$"))
     expect(page.locator("#rp-causes tr[data-cause='image-not-found']")).to_have_count(1)
     # the visible part only: after a whole test session the list is long, and Chromium
     # cannot capture a page taller than its largest texture
@@ -203,6 +226,68 @@ def test_the_admin_page_lists_the_failure(
     expect(page.locator("#rp-cause-filter")).to_have_text("image-not-found")
     page.locator(f".rp-failure-row:has-text('{hub_page.username}') a").click()
     expect_failure_page(page)
-    # a user who is not an admin gets no such page
+    # a user who is not an admin gets no such page, and a sentence that says why
     response = hub_page.page.goto(f"{hub_page.hub.url}hub/richprogress/failures")
-    assert response is not None and response.status == 404
+    assert response is not None and response.status == 403
+    expect(hub_page.page.locator("h1")).to_have_text("403 : Forbidden")
+    expect(hub_page.page.locator(".error")).to_contain_text("only admins can open it")
+    expect(hub_page.page.locator("#rp-nav-failures")).to_have_count(0)
+
+
+#: a name a registry could hold with a part no line can break: the widest cell of a table
+LONG_IMAGE = "quay.io/jupyter/" + "an-image-" * 2 + "whosenamegoesonandonwithoutanywheretobreakit:2026-11"
+
+
+def test_the_failures_page_at_twice_the_zoom_cuts_nothing_off(
+    hub_page: Any, make_hub_page: Callable[..., Any], images_dir: Path
+) -> None:
+    """A 1280 px window at 200 % zoom is 640 CSS pixels wide: the table scrolls in its own
+    box (the page itself does not), and its last column can be reached."""
+    hub_page.spawn("custom-image", image=LONG_IMAGE)
+    expect(hub_page.page.locator("#rp-failure")).to_be_visible()
+    admin = make_hub_page(username="admin")
+    page = admin.page
+    page.set_viewport_size({"width": 640, "height": 800})
+    page.goto(f"{admin.hub.url}hub/richprogress/failures")
+    row = page.locator(f".rp-failure-row:has-text('{hub_page.username}')")
+    expect(row).to_have_count(1)
+    # the page does not scroll sideways (only the table's box does)
+    width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1], width
+    box = page.locator("#rp-failures-box")
+    assert box.evaluate("el => el.getBoundingClientRect().right <= window.innerWidth")
+    link = row.locator("a", has_text="Failure page")
+    link.scroll_into_view_if_needed()
+    expect(link).to_be_in_viewport()
+    page.screenshot(path=str(images_dir / "history-admin-failures-640.png"))
+    link.click()
+    expect(page.locator("#rp-summary")).to_contain_text("does not exist")
+
+
+def test_an_admin_reads_the_failure_page_about_the_user(
+    hub_page: Any, make_hub_page: Callable[..., Any], images_dir: Path
+) -> None:
+    """Another user's failure page, as an admin reads it: what the user can do, "the
+    server" in the rows, a confirmation worded for an admin, and Copy details is the
+    text endpoint's report, to the byte."""
+    fail_a_spawn(hub_page)
+    # the owner's own failure page says "your server" in a row (the scheduler's)
+    hub_page.page.goto(f"{hub_page.hub.url}hub/richprogress/failed/{hub_page.user_path}")
+    expect(hub_page.page.locator("#rp-timeline .rp-message", has_text="for your server")).to_have_count(1)
+    admin = make_hub_page(username="admin")
+    page = admin.page
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.goto(f"{admin.hub.url}hub/richprogress/failed/{hub_page.user_path}")
+    expect_failure_page(page)
+    expect(page.locator("#rp-kicker")).to_have_text(f"The server of {hub_page.username} could not start")
+    expect(page.locator("#rp-hint")).to_contain_text("What the user can do:")
+    rows = page.locator("#rp-timeline .rp-message").all_text_contents()
+    assert rows and not any("your server" in text.lower() for text in rows), rows
+    assert any("for the server" in text for text in rows), rows
+    page.screenshot(path=str(images_dir / "history-failure-as-admin.png"), full_page=True)
+    page.locator("#rp-copy").click()
+    expect(page.locator("#rp-copy-status")).to_have_text("Copied. Paste it into a ticket or your reply to the user.")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == timeline_text(hub_page)
+    assert re.search(rf"^Hub: +{re.escape(admin.hub.url)}hub/$", copied, re.M), copied
+    assert re.search(rf"^  Images: +{re.escape(CAUSE)}$", copied, re.M), copied

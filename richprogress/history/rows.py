@@ -19,7 +19,7 @@ from richprogress.story.causes import failure_cause
 from richprogress.story.diagnosis import diagnose
 from richprogress.story.steps import step_durations
 from richprogress.stream.spawn_end import SpawnEnd
-from richprogress.stream.spawn_facts import fact_pairs, read_facts
+from richprogress.stream.spawn_facts import fact_pairs, timeline_facts
 
 
 def naive_utc(moment: datetime) -> datetime:
@@ -56,11 +56,13 @@ SUMMARY_COLUMNS = (
 
 def snapshot(end: SpawnEnd) -> dict[str, Any]:
     """What ``record()`` keeps of a finished spawn, taken on the event loop (cheap: a
-    shallow copy of the record list, the spawner's facts)."""
+    shallow copy of the record list, the spawn's facts)."""
     spawner, timeline = end.spawner, end.timeline
     user = getattr(spawner, "user", None)
     records = timeline.records()
-    facts = read_facts(spawner, records)
+    # the facts kept with the timeline (read at its start, final now): the same the live
+    # page and the endpoints show, whatever the spawner is told later
+    facts = timeline_facts(spawner, timeline)
     return {
         "user_name": str(getattr(user, "name", "") or ""),
         "server_name": timeline.server_name or str(getattr(spawner, "name", "") or ""),

@@ -59,6 +59,7 @@ from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.inbox import ObjectKey, Subscription
 from richprogress.stream.mixin import RichProgressMixin
 from richprogress.stream.pump import Closer
+from richprogress.stream.spawn_facts import keep_facts
 
 # the names this module held before it was split, still importable from here
 __all__ = [
@@ -242,6 +243,8 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         and names are final only now (profiles may override them)."""
         result = await super().load_user_options()
         self._rp_options_loaded = True
+        # the profile's overrides (image, resources, ...) are this spawn's facts now
+        keep_facts(self, self.spawn_timeline)
         if self._rp_sub is not None:
             self._rp_sub.poke()
         return result

@@ -47,6 +47,7 @@ from richprogress.stream.progress_events import progress_events
 from richprogress.stream.pump import Closer, run_pump, stop_pump
 from richprogress.stream.since_spawn import spawn_requested_at
 from richprogress.stream.spawn_end import failure_message, spawn_ended
+from richprogress.stream.spawn_facts import keep_facts
 from richprogress.stream.still_waiting import DEFAULT_WAITING_FOR, still_waiting_record
 
 __all__ = ["Closer", "RichProgressMixin"]
@@ -274,6 +275,8 @@ class RichProgressMixin(LoggingConfigurable):
         from jupyterhub.utils import maybe_future
 
         timeline = self._rp_claim_timeline()
+        # the spawn's facts, as its options are now (JupyterHub applied the user's)
+        keep_facts(self, timeline)
         broadcast = self._rp_broadcast(timeline)
         sub = Subscription()
         self._rp_fail_fast = asyncio.get_running_loop().create_future()

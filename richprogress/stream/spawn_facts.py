@@ -7,6 +7,14 @@ tolerations and the hub's start timeout. Two renderings use it: ``fact_pairs``, 
 (with the versions of richprogress, JupyterHub and KubeSpawner), and
 ``richprogress.history.facts.stored_facts``, the dict kept with each spawn.
 
+A spawner's traits are the *current* options, not a past spawn's: KubeSpawner applies a
+profile inside ``start()``, and a later spawn form or start changes them again. So the
+facts of a spawn are kept with its timeline (``timeline_facts``): its spawner's traits are
+read when the spawn starts (``keep_facts``: at ``start()``, and again once KubeSpawner
+has loaded the profile), what its pod says (the node, the images) while the pod is there,
+and once the spawn has ended the facts are read one last time and never again, so every
+page, the endpoints and the stored spawn tell the same facts however the spawner changes.
+
 Every value is read defensively (a spawner that is not a KubeSpawner has none of these
 traits, a property of a half-made spawner may raise). Views escape and shorten the pairs
 as they do event text.
@@ -15,8 +23,9 @@ as they do event text.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import metadata
 from typing import Any
@@ -114,12 +123,15 @@ def _resources(spawner: Any, cpu: str, mem: str, extra: str) -> dict[str, Any]:
     return amounts
 
 
-def read_facts(spawner: Any, records: Iterable[Mapping[str, Any]] = ()) -> SpawnerFacts:
+def read_facts(
+    spawner: Any, records: Iterable[Mapping[str, Any]] = (), *, pod: bool = True
+) -> SpawnerFacts:
     """The facts of ``spawner``'s spawn (``records``: its timeline's, for the node that
-    its ``Scheduled`` event names)."""
+    its ``Scheduled`` event names). ``pod=False``: the traits alone, not the pod the
+    reflector holds (at a spawn's start that pod, if any, is the last spawn's)."""
     namespace = nonempty_text(spawner_attr(spawner, "namespace"))
     pod_name = nonempty_text(spawner_attr(spawner, "pod_name"))
-    spec = _pod_spec(spawner, namespace, pod_name)
+    spec = _pod_spec(spawner, namespace, pod_name) if pod else None
     slug, profile = chosen_profile(spawner)
     selector = spawner_attr(spawner, "node_selector")
     tolerations = spawner_attr(spawner, "tolerations")
@@ -140,6 +152,71 @@ def read_facts(spawner: Any, records: Iterable[Mapping[str, Any]] = ()) -> Spawn
         tolerations=tuple(item for item in tolerations if isinstance(item, Mapping)),
         start_timeout=float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) else None,
     )
+
+
+# -- the facts of one spawn, kept with its timeline ------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Kept:
+    facts: SpawnerFacts
+    #: read after the spawn ended: these are its facts for good
+    final: bool
+
+
+#: timeline -> the facts kept for its spawn; a timeline nobody holds any more takes its
+#: facts with it
+_kept: weakref.WeakKeyDictionary[Any, _Kept] = weakref.WeakKeyDictionary()
+
+
+def keep_facts(spawner: Any, timeline: Any) -> None:
+    """Read ``spawner``'s traits now and keep them as the facts of the spawn ``timeline``
+    tells: call it when the spawn's options are final (at ``start()``, after JupyterHub
+    applied the user's options; KubeSpawner again once its profile is loaded). Never
+    raises: facts must not stop a spawn."""
+    if timeline is None:
+        return
+    try:
+        _kept[timeline] = _Kept(read_facts(spawner, pod=False), final=False)
+    except Exception:  # a half-made spawner, or a timeline without weak references
+        return
+
+
+def _now(spawner: Any, kept: SpawnerFacts | None, records: list[Mapping[str, Any]]) -> SpawnerFacts:
+    """The facts as far as they can be read now: the kept traits (else the spawner's own),
+    with what the spawn's pod and its ``Scheduled`` event say."""
+    if kept is None:
+        return read_facts(spawner, records)
+    spec = _pod_spec(spawner, kept.namespace, kept.pod)
+    images = _images(None, spec) if spec is not None else ()
+    return replace(
+        kept,
+        node=nonempty_text(spec.get("nodeName")) if spec is not None else None,
+        scheduled_node=_scheduled_node(records),
+        images=images or kept.images,
+    )
+
+
+def timeline_facts(spawner: Any, timeline: Any) -> SpawnerFacts:
+    """The facts of the spawn ``timeline`` tells (the spawner's current or last one).
+
+    While it runs: the traits kept at its start, with what its pod says now. Once it has
+    ended: the facts read at the first look after its end (the spawn history's snapshot
+    takes that look when the spawn ends), the same every time after, whatever the spawner
+    is told later. Without a timeline: the spawner's facts now.
+    """
+    if timeline is None:
+        return read_facts(spawner)
+    held = _kept.get(timeline)
+    if held is not None and held.final:
+        return held.facts
+    facts = _now(spawner, held.facts if held is not None else None, timeline.records())
+    if getattr(timeline, "outcome", "pending") != "pending":
+        try:
+            _kept[timeline] = _Kept(facts, final=True)
+        except TypeError:  # not weakly referenceable: read again next time
+            pass
+    return facts
 
 
 # -- the label pairs ---------------------------------------------------------------------------

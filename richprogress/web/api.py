@@ -8,9 +8,11 @@ Routes, relative to the hub prefix, collected in ``default_handlers``:
     ``outcome``, ``reason``, ``progress``, ``dropped``, ``records``) plus ``diagnosis``
     (``{"summary", "hint", "phase", "record_id"}``, null unless the spawn failed),
     ``facts`` and ``typical`` (``typical.Typical``: p50/p90 of the start and its steps,
-    null if unknown). A spawner that no longer holds a timeline (replaced, or a hub
-    restart) answers from the last stored spawn. ``?format=text`` returns the plain-text
-    report that "Copy details" puts on the clipboard.
+    null if unknown). The facts are the spawn's own, kept with its timeline; a spawner
+    that no longer holds a timeline (replaced by the spawn form, or a hub restart) answers
+    from the last stored spawn, with that spawn's facts and profile, never the options
+    the spawner has now. ``?format=text`` returns the plain-text report, the very text
+    "Copy details" puts on the clipboard (with the "Hub:" line on both).
 ``GET api/richprogress/users/{user}[/servers/{server_name}]/timeline.txt``
     The same plain-text report.
 ``GET api/richprogress/users/{user}[/servers/{server_name}]/spawns``
@@ -40,13 +42,24 @@ from tornado import web
 from tornado.httputil import url_concat
 
 from richprogress.history import history_for, history_for_user, timeline_of
-from richprogress.typical.cache import typical_for_spawner
+from richprogress.typical.cache import default_cache, typical_for_spawner
+from richprogress.typical.statistics import Typical
 from richprogress.web.arguments import int_argument
+from richprogress.web.urls import hub_url
 from richprogress.web.views.history import stored_timeline
 from richprogress.web.views.payloads import spawner_facts, timeline_payload, timeline_report_text
 
 #: the most spawns one page of the spawns list holds
 MAX_LIMIT = 100
+
+
+def typical_for_profile(config: Any, profile_slug: str | None) -> Typical | None:
+    """The typical times of a stored spawn's profile (not the one the spawner has now),
+    with the hub's ``config``; None on any error, as ``typical_for_spawner``."""
+    try:
+        return default_cache(config).get(profile_slug)
+    except Exception:
+        return None
 
 
 class TimelineAPIHandler(APIHandler):
@@ -60,14 +73,24 @@ class TimelineAPIHandler(APIHandler):
         user = self.find_user(user_name)
         if user is None:
             raise web.HTTPError(404, "No such user")
-        if server_name not in user.spawners:
+        if server_name not in user.orm_spawners:
             raise web.HTTPError(404, "No such server")
-        spawner = user.spawners[server_name]
+        # .get, not [...]: JupyterHub's spawner dict makes a spawner on a missing key, and
+        # it holds none for a named server whose failed spawner the spawn form discarded
+        spawner = user.spawners.get(server_name)
         timeline = getattr(spawner, "spawn_timeline", None)
-        if timeline is None:  # replaced spawner, or a hub restart: the last stored spawn
-            timeline = await history_for_user(user).run(stored_timeline, user, server_name)
-        if timeline is None:
-            raise web.HTTPError(404, "No spawn timeline for this server")
+        if timeline is not None:
+            # the facts kept with the timeline: its spawn's, not the spawner's options now
+            facts = spawner_facts(spawner, timeline)
+            typical = typical_for_spawner(spawner)
+        else:
+            # a replaced spawner (the spawn form), or a hub restart: the last stored spawn,
+            # with the facts it was stored with; this spawner's options are another spawn's
+            stored = await history_for_user(user).run(stored_timeline, user, server_name)
+            if stored is None:
+                raise web.HTTPError(404, "No spawn timeline for this server")
+            timeline, facts = stored.timeline, stored.facts
+            typical = typical_for_profile(self.settings.get("config"), stored.profile_slug)
         self.set_header("Cache-Control", "no-cache")
         # Both forms quote event text (an image name may hold "<img onerror=...>"): a browser
         # must never sniff them as HTML.
@@ -76,25 +99,23 @@ class TimelineAPIHandler(APIHandler):
         if fmt == "text":
             self.set_header("Content-Type", "text/plain; charset=utf-8")
             self.finish(
+                # the failure page's "Copy details" is this same call (views.failure)
                 timeline_report_text(
                     timeline,
                     user=user.name,
                     server_name=server_name,
-                    hub_url=self._hub_url(),
-                    facts=spawner_facts(spawner, timeline),
+                    hub_url=hub_url(self),
+                    facts=facts,
                 )
             )
         elif fmt == "json":
             self.set_header("Content-Type", "application/json")
-            payload = timeline_payload(timeline, spawner_facts(spawner, timeline))
+            payload = timeline_payload(timeline, facts)
             # p50/p90 of past starts of this profile (or configured), else null
-            payload["typical"] = typical_for_spawner(spawner)
+            payload["typical"] = typical
             self.finish(json.dumps(payload))
         else:
             raise web.HTTPError(400, "format must be 'json' or 'text'")
-
-    def _hub_url(self) -> str:
-        return f"{self.request.protocol}://{self.request.host}{self.hub.base_url}"
 
 
 class TimelineTextAPIHandler(TimelineAPIHandler):

@@ -10,7 +10,8 @@ Routes, relative to the hub prefix, collected in ``default_handlers``:
 ``GET richprogress/failures``
     The admin page: recent failed spawns across users, filterable by ``?cause=``, with
     counts by cause over the last day and week. For admins and holders of ``read:servers``
-    on every user.
+    on every user (the hub's navbar links it for them: ``templates/notices/page.html``);
+    anyone else gets a 403 page that says so in a sentence.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from jupyterhub.handlers import BaseHandler
-from jupyterhub.scopes import Scope, needs_scope
+from jupyterhub.scopes import needs_scope
 from jupyterhub.utils import url_escape_path, url_path_join
 from tornado import web
 from tornado.httputil import url_concat
@@ -26,7 +27,14 @@ from tornado.httputil import url_concat
 from richprogress.history import history_for
 from richprogress.web.arguments import int_argument
 from richprogress.web.urls import static_url
-from richprogress.web.views.history import failures_page_data
+from richprogress.web.views.history import failures_page_data, sees_all_failures
+
+#: what a user who may not open the admin's failures page is told (JupyterHub's error page
+#: shows it under "403 : Forbidden")
+NOT_FOR_YOU = (
+    "This page lists the failed server starts of every user, so only admins can open it. "
+    "If the last start of one of your servers failed, your home page says so."
+)
 
 
 class FailurePageHandler(BaseHandler):
@@ -62,8 +70,8 @@ class FailuresHandler(BaseHandler):
 
     @web.authenticated
     async def get(self) -> None:
-        if self.parsed_scopes.get("read:servers") != Scope.ALL:
-            raise web.HTTPError(404)
+        if not sees_all_failures(self.parsed_scopes):
+            raise web.HTTPError(403, NOT_FOR_YOU, reason="Forbidden")
         cause = self.get_argument("cause", None) or None
         before = int_argument(self, "before", None, -(2**62), 2**62)
         store = history_for(self.settings.get("config"), self.log)
@@ -74,6 +82,7 @@ class FailuresHandler(BaseHandler):
             before=before,
             limit=50,
             hub_base_url=self.hub.base_url,
+            viewer_name=self.current_user.name,
         )
         next_url = (
             url_concat(self.request.path, {k: str(v) for k, v in (("cause", cause), ("before", data["next_before"])) if v is not None})

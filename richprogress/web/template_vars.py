@@ -2,10 +2,15 @@
 ``c.JupyterHub.template_vars`` (``richprogress.setup`` puts it there).
 
 Templates call ``richprogress.static_url``, ``richprogress.pending_data``,
-``richprogress.failure_view``, ``richprogress.viewer_name`` and, for the spawn history,
+``richprogress.failure_view``, ``richprogress.viewer_name``,
+``richprogress.failures_url`` (the navbar's link for admins) and, for the spawn history,
 ``richprogress.history.failure_view`` and ``richprogress.history.notices``. Everything
 returns data (strings, numbers, dicts); Jinja autoescapes it and the browser code uses
 ``textContent``, so no HTML is ever built from event or user text.
+
+The failure views take the page's ``static_url`` too: JupyterHub gives templates no
+request, and that bound method is the one way to its handler, whose request gives the
+report its "Hub:" line (``urls.page_hub_url``), as the text endpoint's has.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any
 from richprogress.web import urls
 from richprogress.web.views import pending
 from richprogress.web.views.failure import FailureView, failure_view
-from richprogress.web.views.history import failure_notices, stored_failure_view
+from richprogress.web.views.history import failure_notices, sees_all_failures, stored_failure_view
 from richprogress.web.views.payloads import spawner_facts
 
 
@@ -25,10 +30,18 @@ class HistoryHelpers:
     def __init__(self, viewer_name: str | None = None) -> None:
         self.viewer_name = viewer_name
 
-    def failure_view(self, user: Any, server_name: str, hub_base_url: str) -> FailureView | None:
+    def failure_view(
+        self, user: Any, server_name: str, hub_base_url: str, page_static_url: Any = None
+    ) -> FailureView | None:
         """The failure page from the store, when the server's last spawn failed and it is
         neither running nor starting now."""
-        return stored_failure_view(user, server_name, hub_base_url, self.viewer_name)
+        return stored_failure_view(
+            user,
+            server_name,
+            hub_base_url,
+            self.viewer_name,
+            hub_url=urls.page_hub_url(page_static_url),
+        )
 
     def notices(self, user: Any, hub_base_url: str) -> list[dict[str, Any]]:
         """One notice per server of ``user`` whose last start failed (and that is not
@@ -65,8 +78,18 @@ class TemplateHelpers:
             viewer_name=self.viewer_name,
         )
 
+    def failures_url(self, parsed_scopes: Any, hub_base_url: str) -> str | None:
+        """The admin's failures page, for those who may open it (``read:servers`` on
+        every user, as ``pages.FailuresHandler`` asks); None for anyone else."""
+        return urls.failures_page_url(hub_base_url) if sees_all_failures(parsed_scopes) else None
+
     def failure_view(
-        self, user: Any, server_name: str, failed_message: str | None, hub_base_url: str
+        self,
+        user: Any,
+        server_name: str,
+        failed_message: str | None,
+        hub_base_url: str,
+        page_static_url: Any = None,
     ) -> FailureView | None:
         # .get, not [...]: JupyterHub's spawner dict creates a spawner on a missing key.
         spawner = user.spawners.get(server_name or "")
@@ -77,6 +100,7 @@ class TemplateHelpers:
             timeline,
             failed_message,
             hub_base_url=hub_base_url,
+            hub_url=urls.page_hub_url(page_static_url),
             viewer_name=self.viewer_name,
             facts=spawner_facts(spawner, timeline) if spawner is not None else None,
             own_pod=pending.own_pod_name(spawner),

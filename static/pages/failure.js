@@ -1,7 +1,8 @@
 // richprogress: the failure page (templates/not_running.html), rendered on the server; this
 // entry module adds its few interactive bits. An ES module, shipped as is (no build step).
 //
-//   Data      script#richprogress-data   {"page": "failed", "timelineUrl": ...}
+//   Data      script#richprogress-data   {"page": "failed", "timelineUrl": ..., "copied": what
+//             "Copy details" says once it copied (worded for the owner or for an admin)}
 //   #rp-summary, #rp-hint, #rp-facts, #rp-timeline (the rows, rows.js's markup), a#start
 //   (Relaunch, stock id), #rp-copy (Copy details; hidden without JS), #rp-copy-status,
 //   pre#rp-report in details#rp-report-details, button#rp-copy-ref[data-copy]
@@ -16,7 +17,7 @@ import { wireRenderedDetails } from "../row-details.js";
 import { el, titleTimesOnFirstLook } from "../rows.js";
 
 /** Local times, the rows' Details buttons and the copy buttons. */
-function setUpFailurePage() {
+function setUpFailurePage(data) {
   for (const time of document.querySelectorAll("time.rp-local")) {
     const local = localTime(time.dateTime);
     if (local) {
@@ -36,7 +37,7 @@ function setUpFailurePage() {
   button.addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText(report.textContent);
-      status.textContent = "Copied. Paste it into a message to your admin.";
+      status.textContent = data.copied || "Copied.";
     } catch {
       // Clipboard refused (permissions, insecure origin): show the text to copy by hand.
       document.getElementById("rp-report-details").open = true;
@@ -46,8 +47,15 @@ function setUpFailurePage() {
 }
 
 function main() {
-  if (!document.getElementById("richprogress-data")) return;
-  setUpFailurePage();
+  const script = document.getElementById("richprogress-data");
+  if (!script) return;
+  let data = {};
+  try {
+    data = JSON.parse(script.textContent) || {};
+  } catch {
+    // unreadable data: the page still works, with the plain confirmation
+  }
+  setUpFailurePage(data);
   window._jupyterhub_page_loaded = true;
   document.body.dataset.richprogress = "ready";
 }

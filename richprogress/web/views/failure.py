@@ -30,10 +30,16 @@ from richprogress.web.views.rows import (
     record_row,
     requested_row,
 )
+from richprogress.web.views.rows import hint_label as label_of_hint
 
 #: rows of the folded timeline on the failure page: with the summary, the facts and the
 #: buttons this fits a 1280x800 screenshot
 FAILURE_PAGE_ROWS = 12
+
+#: what "Copy details" says once the report is on the clipboard: the owner sends it to an
+#: admin; an admin (or anyone else) keeps it or answers the user with it
+COPIED_FOR_OWNER = "Copied. Paste it into a message to your admin."
+COPIED_FOR_OTHERS = "Copied. Paste it into a ticket or your reply to the user."
 
 
 @dataclass
@@ -65,6 +71,10 @@ class FailureView:
     #: the person looking is the server's owner ("Your server ..."); else an admin or a
     #: shared-access user is looking, and the page names the owner instead
     viewer_is_owner: bool = False
+    #: the words before the hint ("What you can do", or "What the user can do")
+    hint_label: str = label_of_hint(False)
+    #: what "Copy details" says when it copied the report
+    copied_text: str = COPIED_FOR_OTHERS
     #: the facts an admin needs (label, value), shown in the facts box
     facts: list[tuple[str, str]] = field(default_factory=list)
     #: "at +0:14, as waiting could not fix it" when fail-fast ended the spawn, else ""
@@ -91,7 +101,9 @@ def failure_view(
     """The failure page's data, or None when there is no timeline to tell from.
 
     ``viewer_name`` is the logged-in user's name: the page says "Your server" only to the
-    owner (None, unknown, gives the neutral wording). ``own_pod`` is the user's pod name.
+    owner (None, unknown, gives the neutral wording), in its headline, its hint and its
+    rows. ``own_pod`` is the user's pod name. ``hub_url`` and ``facts`` go into the
+    report as the timeline endpoint puts them into ``timeline.txt``: the same text.
     """
     if timeline is None:
         return None
@@ -119,6 +131,7 @@ def failure_view(
         for step in step_durations(records, timeline.started_at, finished)  # type: ignore[arg-type]
     ]
     own_pod = own_pod or main_pod(records)
+    owner = viewer_name is not None and viewer_name == user_name
     rows = [requested_row(timeline.started_at)]
     floor: float | None = 0.0
     for item in fold_records(
@@ -137,9 +150,8 @@ def failure_view(
             own_pod=own_pod,
         )
         floor = row["since"] if row["since"] is not None else floor
-        rows.append(row)
+        rows.append(_row_for_viewer(row, owner))
     phase = diagnosis["phase"]
-    owner = viewer_name is not None and viewer_name == user_name
     summary = for_viewer(diagnosis["summary"], owner) or ""
     headline, reference = headline_parts(summary)
     return FailureView(
@@ -172,6 +184,8 @@ def failure_view(
         ],
         timeline_url=timeline_api_path(hub_base_url, user_name, server_name),
         viewer_is_owner=owner,
+        hint_label=label_of_hint(owner),
+        copied_text=COPIED_FOR_OWNER if owner else COPIED_FOR_OTHERS,
         stopped_early=(
             f"at {format_clock(timeline.stopped_early.get('at'))}, as waiting could not fix it"
             if timeline.stopped_early
@@ -181,3 +195,14 @@ def failure_view(
         ended_iso=timeline.to_dict()["finished"],
         ended_ago=time_ago(finished, utcnow()) if finished else "",
     )
+
+
+def _row_for_viewer(row: dict[str, Any], viewer_is_owner: bool) -> dict[str, Any]:
+    """A row's sentence as the viewer reads it: not "your server" to an admin."""
+    message = row.get("message")
+    if viewer_is_owner or not isinstance(message, str):
+        return row
+    said = for_viewer(message, False) or ""
+    if said == message:
+        return row
+    return {**row, "message": said, "message_parts": breakable_parts(said)}

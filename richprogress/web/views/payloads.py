@@ -8,7 +8,7 @@ from typing import Any
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.story.report import render_report_text
 from richprogress.story.verdict import Verdict, decide
-from richprogress.stream.spawn_facts import Facts, spawn_facts
+from richprogress.stream.spawn_facts import Facts, fact_pairs, timeline_facts
 
 
 def timeline_verdict(timeline: SpawnTimeline) -> Verdict:
@@ -50,5 +50,7 @@ def timeline_report_text(
 
 
 def spawner_facts(spawner: Any, timeline: SpawnTimeline | None) -> Facts:
-    """The facts an admin needs about the spawner's last spawn (``stream.spawn_facts``)."""
-    return spawn_facts(spawner, timeline.records() if timeline is not None else ())
+    """The facts an admin needs about the spawn ``timeline`` tells, which ``spawner`` ran:
+    those kept with the timeline (``stream.spawn_facts.timeline_facts``), not what the
+    spawner's options say now. A stored spawn has its own (``history.facts.shown_facts_of``)."""
+    return fact_pairs(timeline_facts(spawner, timeline))

@@ -236,6 +236,13 @@ def for_viewer(text: str | None, viewer_is_owner: bool) -> str | None:
     return text.replace("Your server", "The server").replace("your server", "the server")
 
 
+def hint_label(viewer_is_owner: bool) -> str:
+    """The words before the hint (no colon): the owner is told "What you can do", anyone
+    else (an admin, a user the server is shared with) "What the user can do". One label
+    for the failure page and the live page's banner."""
+    return "What you can do" if viewer_is_owner else "What the user can do"
+
+
 def fold_row(fold: dict[str, Any]) -> dict[str, Any]:
     """A row standing for records folded out of view."""
     n = fold["folded"]
