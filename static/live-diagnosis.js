@@ -41,7 +41,7 @@ import { forViewer } from "./headline.js";
 export class LiveBanner {
   /**
    * @param {{stopUrl: string, spawnUrl: string, xsrf: () => string, beforeStop: () => void,
-   *          viewerIsOwner: boolean, vocabulary: import("./rows.js").Vocabulary}} options
+   *          viewerIsOwner: boolean, hintLabel: string, vocabulary: import("./rows.js").Vocabulary}} options
    */
   constructor(options) {
     this.options = options;
@@ -123,7 +123,7 @@ export class LiveBanner {
     this.kicker.textContent = words.kicker || "";
     const owner = this.options.viewerIsOwner;
     this.summary.textContent = forViewer(cause.summary || "", owner);
-    const label = owner ? "What you can do" : "What the user can do";
+    const label = this.options.hintLabel;
     this.hint.textContent = cause.hint ? `${label}: ${forViewer(cause.hint, owner)}` : "";
     this.hint.hidden = !cause.hint;
     this.box.hidden = false;

@@ -75,6 +75,7 @@ class PendingPage {
       xsrf: xsrfToken,
       vocabulary,
       viewerIsOwner: Boolean(data.viewerIsOwner),
+      hintLabel: data.hintLabel,
       beforeStop: () => this.stopping(),
       stopFailed: () => this.stopFailed(),
     });

@@ -11,6 +11,7 @@ from richprogress.model.timeline import SpawnTimeline
 from richprogress.typical.cache import typical_for_spawner
 from richprogress.typical.words import PageView, page_view
 from richprogress.web.urls import server_api_path, timeline_api_path
+from richprogress.web.views.rows import hint_label
 from richprogress.web.views.vocabulary import vocabulary
 
 
@@ -45,6 +46,8 @@ def pending_data(
         "userName": user_name,
         "serverName": server_name,
         "viewerIsOwner": viewer_name is not None and viewer_name == user_name,
+        # the words before the banner's hint, as the failure page says them to this viewer
+        "hintLabel": hint_label(viewer_name is not None and viewer_name == user_name),
         "progressUrl": progress_url,
         "stopUrl": server_api_path(hub_base_url, user_name, server_name),
         "timelineUrl": timeline_api_path(hub_base_url, user_name, server_name),
