@@ -24,7 +24,7 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader
 from jupyterhub.app import DATA_FILES_PATH
 
 from richprogress.hub_setup import template_path
-from richprogress.model.timeline import SpawnTimeline
+from richprogress.model.timeline import STOPPED_BEFORE_READY, SpawnTimeline
 from richprogress.web import template_helpers
 from richprogress.web.views.failure import FAILURE_PAGE_ROWS
 
@@ -265,6 +265,19 @@ def test_failure_page_says_who_what_when() -> None:
     assert facts["Versions"].startswith("richprogress ")
     started = doc.by_id("rp-facts").find_all("time")[0]
     assert started.attrs["datetime"] == "2026-11-29T21:33:20.000Z"
+
+
+def test_a_spawn_someone_stopped_reads_stopped_not_failed() -> None:
+    """The verdict of a spawn a person stopped is "stopped": the page says so, and names no
+    cause the events never gave."""
+    tl = timeline(image_not_found(), outcome="pending")
+    tl.finish("failed", STOPPED_BEFORE_READY)
+    doc = failure_page("alice", tl)
+    assert doc.by_id("rp-kicker").words() == "Your server was stopped before it was ready"
+    assert doc.by_id("rp-summary").words() == "The server was stopped before it was ready."
+    facts = {div.find_all("dt")[0].words(): div.find_all("dd")[0].words()
+             for div in doc.by_id("rp-facts").find_all("div")}
+    assert facts["Stopped after"] and "Stopped during" in facts and "Failed during" not in facts
 
 
 def test_default_server_is_named_default() -> None:
