@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TypedDict
+from typing import Any, TypedDict
 
+from richprogress.model.display import REASON_WORDS, SEVERITY_WORDS
 from richprogress.model.records import PHASES, SEVERITIES
 from richprogress.story.fail_fast import LIVE_STATES
 
@@ -78,6 +79,9 @@ class Vocabulary(TypedDict):
     liveKickers: dict[str, str]
     liveStepStates: dict[str, str]
     overcomePill: str
+    #: a row's pill word (model.display.row_word): ``severity`` (by severity) and
+    #: ``reason`` (by severity, then reason)
+    reasonWords: dict[str, dict[str, Any]]
 
 
 def vocabulary() -> Vocabulary:
@@ -91,5 +95,9 @@ def vocabulary() -> Vocabulary:
         "liveKickers": dict(LIVE_KICKERS),
         "liveStepStates": dict(LIVE_STEP_STATES),
         "overcomePill": OVERCOME_PILL,
+        "reasonWords": {
+            "severity": dict(SEVERITY_WORDS),
+            "reason": {severity: dict(words) for severity, words in REASON_WORDS.items()},
+        },
     }
 
