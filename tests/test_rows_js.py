@@ -318,3 +318,20 @@ def test_row_times_are_the_viewers_with_the_zone_named(zone: str, shown: str, ti
     assert {k: v.replace("\u202f", " ") if isinstance(v, str) else v for k, v in got.items()} == {
         "shown": shown, "title": title, "bad": ["", ""],
     }
+
+
+def test_the_report_under_the_rows_gives_each_the_same_clock() -> None:
+    # "Copy details" and the failure page's plain-text report: the rows' clocks, to the second
+    doc = failure_page("alice", failed_timeline())
+    report = doc.by_id("rp-report").text()
+    said = {}
+    for line in report[report.index("Timeline:"):].splitlines()[1:]:
+        # time, clock, type, reason, object, sentence (and "x2")
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) >= 6:
+            said[cells[5]] = cells[1]
+    shown = {}
+    for row in doc.by_id("rp-timeline").find_all("div", class_="rp-event")[1:]:  # not "Server requested"
+        clock = " ".join(part.words() for cls in ("rp-clock", "rp-last") for part in row.find_all(class_=cls))
+        shown[row.find_all(class_="rp-message")[0].words()] = clock
+    assert said == shown
