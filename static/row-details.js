@@ -14,6 +14,8 @@
 // button has no aria-controls, since the list it would name does not exist yet. One click
 // listener on the list serves every row. Text only via textContent.
 
+import { utcText } from "./clock.js";
+
 // Characters shown as escapes, as richprogress/model/display.py does: C0 (but tab and newline),
 // DEL, C1, and bidirectional controls that would reorder the rest of a sentence.
 // eslint-disable-next-line no-control-regex
@@ -53,13 +55,6 @@ export function formatCount(count) {
   return whole < 1000 ? String(whole) : COUNT_FORMAT.format(whole);
 }
 
-function utc(iso) {
-  if (!iso) return "";
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return "";
-  return date.toISOString().replace("T", " ").replace(/\.\d+Z$|Z$/, " UTC");
-}
-
 /**
  * The rows of the details list for a record, as [label, value] pairs (empty values left out).
  * @param {import("./rows.js").EventRecord} record
@@ -77,8 +72,8 @@ export function detailPairs(record) {
     ["Object", object],
     ["Component", record.component],
     ["Count", formatCount(record.count)],
-    ["First", utc(record.first_timestamp)],
-    ["Last", utc(record.timestamp)],
+    ["First", utcText(record.first_timestamp)],
+    ["Last", utcText(record.timestamp)],
   ];
   return pairs.filter(([, value]) => value !== null && value !== undefined && value !== "");
 }

@@ -7,8 +7,12 @@
 //   .rp-event[data-record-id][data-severity=info|warning|error] (.rp-decisive on the cause)
 //     .rp-when > .rp-clock ("+0:07", never earlier than the row above)
 //                + .rp-last ("to +0:31", repeats only)
-//                + time.rp-time[datetime] (UTC text, local time in title)
-//     .rp-body > .rp-pills > .rp-pill.rp-pill-type (custom types only) / .rp-pill-reason /
+//                + time.rp-time[datetime] (the viewer's time, zone named: "11:46:28 PM PST";
+//                  the failure page renders "07:46:28 UTC" and showLocalTimes rewrites it;
+//                  title: the full local time and UTC, set when first looked at)
+//     .rp-body > .rp-pills > .rp-pill.rp-pill-type (custom types only) / .rp-pill-word
+//                            ("done", "retrying", "error": vocabulary.reasonWords; the
+//                            event's reason is in the details) /
 //                            .rp-pill-object, .rp-pill-container (only when not the
 //                            user's own pod and main container) / .rp-count ("x4",
 //                            count > 1) / .rp-pill-overcome (vocabulary.overcomePill) /
@@ -21,7 +25,7 @@
 
 import { attachDetails, displayText, formatCount } from "./row-details.js";
 import { appendBreakable } from "./breaks.js";
-import { formatClock, localTime } from "./clock.js";
+import { formatClock, fullTime, localClockTime } from "./clock.js";
 
 /** Types the row's colour already says, or that say nothing (our own messages). */
 const QUIET_TYPES = new Set(["Normal", "Warning", "Custom", ""]);
@@ -73,6 +77,8 @@ export const SERVER_REQUESTED = "Server requested";
  * @property {Object<string, string>} liveKickers      the live banner's first line
  * @property {Object<string, string>} liveStepStates   beside the step label
  * @property {string} overcomePill                     the pill of a problem got past
+ * @property {{severity: Object<string, string>, reason: Object<string, Object<string, string>>}}
+ *           [reasonWords]  a row's pill word by severity, and by severity then reason
  */
 
 /** An element with a class and a text (never HTML). */
@@ -88,23 +94,61 @@ function objectLabel(obj) {
   return [obj.kind, obj.name].filter(Boolean).join(" ");
 }
 
+/** A number of seconds, or null (as model/times.py finite_seconds reads it). */
+function finiteSeconds(value) {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+/**
+ * Seconds from the spawn's start to a row: its first occurrence (model/times.py row_offset,
+ * the same rule on the failure page). The smaller of the hub's reading (since_spawn, taken
+ * when the event reached the hub, so never later than the page's clock) and the event's
+ * first timestamp less the start (a repeat's first occurrence came before the reading of
+ * its latest; a whole-second stamp is up to a second before the reading), each when known;
+ * never negative. Both are the hub's and the cluster's times, never the browser's clock.
+ * @param {EventRecord} record
+ * @param {?string} started  the spawn's start (ISO 8601, hub clock, to the millisecond)
+ * @returns {?number}
+ */
+export function rowOffset(record, started) {
+  let since = finiteSeconds(record.since_spawn);
+  if (started && record.first_timestamp) {
+    const first = (Date.parse(record.first_timestamp) - Date.parse(started)) / 1000;
+    if (Number.isFinite(first)) since = since === null ? first : Math.min(since, first);
+  }
+  return since === null ? null : Math.max(0, since);
+}
+
 /**
  * The since-spawn seconds and timestamp a row shows: its first occurrence. A row keeps the
  * place where its event first arrived while its count grows, so it shows when it began
- * (the list reads in order) and its badge says when it last happened. A record seen once
- * keeps the spawner's since_spawn (finer than Kubernetes' whole seconds). Both times are
- * the hub's and the cluster's, never the browser's clock.
+ * (the list reads in order) and its badge says when it last happened.
  * @param {EventRecord} record
- * @param {?string} started  the spawn's start (ISO 8601, hub clock)
+ * @param {?string} started
  * @returns {[?number, ?string]}
  */
 export function rowMoment(record, started) {
-  const first = record.first_timestamp;
-  if ((Number(record.count) || 1) > 1 && first && started) {
-    const seconds = (Date.parse(first) - Date.parse(started)) / 1000;
-    if (Number.isFinite(seconds)) return [Math.max(0, seconds), first];
-  }
-  return [record.since_spawn ?? null, record.timestamp || first || null];
+  return [rowOffset(record, started), rowStamp(record)];
+}
+
+/** The wall time a row shows: its first occurrence. @param {EventRecord} record */
+function rowStamp(record) {
+  return record.first_timestamp || record.timestamp || null;
+}
+
+/**
+ * The word on a row's pill (model/display.py row_word): how its event went, from the
+ * page's vocabulary.reasonWords; "" for a row without a reason (the hub's own messages).
+ * @param {EventRecord} record
+ * @param {string} severity  the row's (one of vocabulary.severities)
+ * @param {Vocabulary["reasonWords"]} words
+ */
+export function rowWord(record, severity, words) {
+  const reason = record.reason;
+  if (typeof reason !== "string" || !reason || !words) return "";
+  const level = Object.hasOwn(words.severity, severity) ? severity : "info";
+  const byReason = words.reason[level] || {};
+  return (Object.hasOwn(byReason, reason) && byReason[reason]) || words.severity[level] || "";
 }
 
 /**
@@ -128,12 +172,38 @@ export function shownPills(record, ownPod, mainContainer = MAIN_CONTAINER) {
 }
 
 /**
- * Fill (or refill) one row from a record; the row keeps its place in the list.
- * `floor` is the clock of the row above: a row never reads earlier than it (Kubernetes
- * mixes whole-second and microsecond stamps, so a later event can truncate lower).
- * @param {{started: ?string, ownPod: ?string, severities: Array<string>, overcomePill: string}} view
+ * The row's moment: its clock ("+0:07"), when a repeat last happened ("to +0:31") and its
+ * wall time in the viewer's zone.
+ * @param {EventRecord} record
+ * @param {?number} since  the row's clock: rowOffset, never earlier than the row above
+ * @param {?string} stamp  its first occurrence (ISO 8601)
  */
-function fillRow(row, record, floor, view) {
+function whenSpan(record, since, stamp) {
+  const when = el("span", "rp-when");
+  when.append(el("span", "rp-clock", formatClock(since)));
+  // a repeat that went on: when it last happened (the clock shows when it began); not for
+  // an event seen once, whose stamp came before the hub's reading of it
+  const lastClock = formatClock(record.since_spawn);
+  const repeated = (Number(record.count) || 1) > 1;
+  if (repeated && since !== null && lastClock && lastClock !== formatClock(since) && record.since_spawn > since) {
+    when.append(el("span", "rp-last", `to ${lastClock}`));
+  }
+  if (stamp) {
+    const time = el("time", "rp-time", localClockTime(stamp) || `${stamp.slice(11, 19)} UTC`);
+    time.dateTime = stamp;
+    // its title (the full local time and UTC) is set when first hovered: see titleTimesOnFirstLook
+    when.append(time);
+  }
+  return when;
+}
+
+/**
+ * Fill (or refill) one row from a record, at clock `since`; the row keeps its place in
+ * the list.
+ * @param {{started: ?string, ownPod: ?string, severities: Array<string>, overcomePill: string,
+ *          reasonWords: Vocabulary["reasonWords"]}} view
+ */
+function fillRow(row, record, since, view) {
   const severity = view.severities.includes(record.severity) ? record.severity : "info";
   row.dataset.severity = severity;
   // a problem the spawn got past (richprogress/story/resolved.py): quiet, with its pill
@@ -141,27 +211,13 @@ function fillRow(row, record, floor, view) {
   if (overcome) row.dataset.overcome = "true";
   else delete row.dataset.overcome;
 
-  const [moment, stamp] = rowMoment(record, view.started);
-  const since = moment === null || floor === null ? moment : Math.max(moment, floor);
-  const when = el("span", "rp-when");
-  when.append(el("span", "rp-clock", formatClock(since)));
-  // a repeat that went on: when it last happened (the clock shows when it began)
-  const lastClock = formatClock(record.since_spawn);
-  if (since !== null && lastClock && lastClock !== formatClock(since) && record.since_spawn > since) {
-    when.append(el("span", "rp-last", `to ${lastClock}`));
-  }
-  if (stamp) {
-    const time = el("time", "rp-time", stamp.slice(11, 19));
-    time.dateTime = stamp;
-    // its title (local time) is set when first hovered: see titleTimesOnFirstLook
-    when.append(time);
-  }
-
+  const when = whenSpan(record, since, rowStamp(record));
   const body = el("span", "rp-body");
   const pills = el("span", "rp-pills");
   const shown = shownPills(record, view.ownPod);
   if (shown.type) pills.append(el("span", "rp-pill rp-pill-type", displayText(shown.type, 200)));
-  if (record.reason) pills.append(el("span", "rp-pill rp-pill-reason", displayText(record.reason, 200)));
+  const word = rowWord(record, severity, view.reasonWords);
+  if (word) pills.append(el("span", "rp-pill rp-pill-word", word));
   if (shown.object) pills.append(el("span", "rp-pill rp-pill-object", displayText(shown.object, 300)));
   if (shown.container) {
     pills.append(el("span", "rp-pill rp-pill-container", `container ${displayText(shown.container, 200)}`));
@@ -192,7 +248,6 @@ function fillRow(row, record, floor, view) {
   const refocus = attachDetails(row, body, record, text);
   row.replaceChildren(when, body);
   if (refocus) refocus.focus();
-  return since;
 }
 
 /** The rows of #progress-log, keyed by record id, so repeats and replays update in place. */
@@ -210,15 +265,16 @@ export class TimelineRows {
       ownPod: options.ownPod,
       severities: options.vocabulary.severities,
       overcomePill: options.vocabulary.overcomePill,
+      reasonWords: options.vocabulary.reasonWords,
     };
     this.onWritten = options.onWritten;
     this.rows = new Map();
+    // the rows in list order, each with its offset (rpOffset) and its clock (rpSince)
+    this.order = [];
     // Rows waiting for the next animation frame: a replay of a long spawn (or a burst of
     // events) becomes one DOM write per frame, not one per event.
     this.queued = new Map();
     this.frame = null;
-    // the clock of the last row in the list: no row below reads earlier
-    this.lastClock = null;
     this.spawnRows = 0;
   }
 
@@ -251,36 +307,69 @@ export class TimelineRows {
    * Write the queued rows: new rows go into one fragment appended once, existing rows are
    * refilled in place. No layout is read, and the work per row does not grow with the
    * number of rows already shown.
+   *
+   * A row's clock is its offset, never earlier than the clock of the row above, as the
+   * failure page places them (web/views/rows.py row_floors): when a refilled row's clock
+   * moves, the rows below it follow (their clock alone is rewritten).
    */
   flush() {
     if (this.frame !== null) window.cancelAnimationFrame(this.frame);
     this.frame = null;
     if (!this.queued.size) return;
     const fresh = document.createDocumentFragment();
+    let from = this.order.length;
+    let upTo = -1;
     for (const record of this.queued.values()) {
       let row = this.rows.get(record.id);
-      if (row) {
-        row.rpRecord = record;
-        fillRow(row, record, row.rpFloor, this.view);
-        continue;
+      if (!row) {
+        row = el("div", "progress-log-event rp-event");
+        row.setAttribute("role", "listitem");
+        row.dataset.recordId = record.id;
+        row.rpIndex = this.order.length;
+        row.rpSince = undefined;
+        this.order.push(row);
+        this.rows.set(record.id, row);
+        if (record.id !== `message:${SERVER_REQUESTED}`) this.spawnRows += 1;
+        fresh.append(row);
       }
-      row = el("div", "progress-log-event rp-event");
-      row.setAttribute("role", "listitem");
-      row.dataset.recordId = record.id;
-      row.rpFloor = this.lastClock;
       row.rpRecord = record; // (a later "resolved" refills the row from it)
-      this.rows.set(record.id, row);
-      if (record.id !== `message:${SERVER_REQUESTED}`) this.spawnRows += 1;
-      const clock = fillRow(row, record, row.rpFloor, this.view);
-      if (clock !== null && clock !== undefined) this.lastClock = clock;
-      fresh.append(row);
+      row.rpOffset = rowOffset(record, this.view.started);
+      row.rpDirty = true;
+      from = Math.min(from, row.rpIndex);
+      upTo = Math.max(upTo, row.rpIndex);
     }
+    this.place(from, upTo);
     const written = [...this.queued.keys()].map((id) => this.rows.get(id));
     this.queued.clear();
     this.log.append(fresh);
     // for modules that add to rows (a row is rebuilt whenever its record changes)
     this.log.dispatchEvent(new CustomEvent("richprogress:rows", { detail: { rows: written } }));
     this.onWritten(this.spawnRows);
+  }
+
+  /**
+   * Give the rows from index `from` on their clocks, filling the changed ones (up to
+   * `upTo`) and rewriting the clock of any other whose floor moved.
+   */
+  place(from, upTo) {
+    const order = this.order;
+    let floor = null;
+    for (let i = from - 1; i >= 0 && floor === null; i--) floor = order[i].rpSince ?? null;
+    for (let i = from; i < order.length; i++) {
+      const row = order[i];
+      const offset = row.rpOffset;
+      const since = offset === null || floor === null ? offset : Math.max(offset, floor);
+      if (row.rpDirty) {
+        row.rpDirty = false;
+        fillRow(row, row.rpRecord, since, this.view);
+      } else if (since !== row.rpSince) {
+        row.querySelector(".rp-when").replaceWith(whenSpan(row.rpRecord, since, rowStamp(row.rpRecord)));
+      } else if (i > upTo) {
+        break; // nothing changed from here on
+      }
+      row.rpSince = since;
+      if (since !== null) floor = since;
+    }
   }
 
   /** Mark the row of the cause, as the failure page does. @param {?string} recordId */
@@ -300,8 +389,20 @@ export class TimelineRows {
 }
 
 /**
- * A row's local time (the title of its UTC time) is worked out when the row is first
- * hovered or focused, not for every row of a long timeline at load.
+ * Row times in the viewer's own zone, the zone named, for rows the hub rendered (the
+ * failure page says "07:46:28 UTC" without JavaScript). The live page's rows are built so.
+ * @param {HTMLElement} log  the list of rows
+ */
+export function showLocalTimes(log) {
+  for (const time of log.querySelectorAll("time.rp-time")) {
+    const local = localClockTime(time.dateTime);
+    if (local) time.textContent = local;
+  }
+}
+
+/**
+ * A row time's title (the full local time with its zone, and UTC) is worked out when the
+ * row is first hovered or focused, not for every row of a long timeline at load.
  * @param {HTMLElement} log  the list of rows
  */
 export function titleTimesOnFirstLook(log) {
@@ -309,8 +410,8 @@ export function titleTimesOnFirstLook(log) {
     const time = event.target.closest && event.target.closest("time.rp-time");
     if (!time || time.dataset.localTitle) return;
     time.dataset.localTitle = "1";
-    const local = localTime(time.dateTime);
-    if (local) time.title = `${local} (your time)`;
+    const title = fullTime(time.dateTime);
+    if (title) time.title = title;
   };
   log.addEventListener("pointerover", addTitle);
   log.addEventListener("focusin", addTitle);

@@ -299,11 +299,15 @@ def test_timeline_rows_show_clock_time_pills_and_count() -> None:
     rows = rows[1:]
     failed = rows[2]
     assert failed.find_all(class_="rp-clock")[0].words() == "+0:10"
-    assert failed.find_all("time")[0].words() == "21:33:30"
+    # named UTC without JavaScript (the page's module shows it in the viewer's zone)
+    assert failed.find_all("time")[0].words() == "21:33:30 UTC"
     assert failed.find_all("time")[0].attrs["datetime"] == "2026-11-29T21:33:30Z"
+    assert failed.find_all("time")[0].attrs["title"] == "2026-11-29 21:33:30 UTC"
     pills = [p.words() for p in failed.find_all(class_="rp-pill")]
-    # the user's own pod and main container are named once (facts), the type by the colour
-    assert pills == ["Failed", "the cause"]
+    # the user's own pod and main container are named once (facts), the type by the colour,
+    # the reason ("Failed") by a word, and in the row's details
+    assert pills == ["error", "the cause"]
+    assert "ReasonFailed" in failed.find_all("dl")[0].words().replace(" ", "")
     # (only the row's closed Kubernetes detail names the object)
     assert "jupyter-alice" not in failed.find_all(class_="rp-when")[0].words()
     assert "jupyter-alice" not in failed.find_all(class_="rp-message")[0].words()
@@ -556,6 +560,6 @@ def test_a_problem_the_spawn_got_past_reads_resolved_after_a_reload() -> None:
     rows = failure_page("alice", timeline(records)).by_id("rp-timeline").find_all("div", class_="rp-event")
     resolved = [r for r in rows if r.attrs.get("data-overcome") == "true"]
     assert [r.attrs["data-record-id"] for r in resolved] == ["uid-2"]
-    assert [p.words() for p in resolved[0].find_all(class_="rp-pill")] == ["Failed", "resolved"]
+    assert [p.words() for p in resolved[0].find_all(class_="rp-pill")] == ["error", "resolved"]
     cause = [r for r in rows if "rp-decisive" in (r.attrs.get("class") or "")]
     assert [r.attrs["data-record-id"] for r in cause] == ["uid-4"]

@@ -20,7 +20,7 @@ import pytest
 from node_module import node_json
 
 from richprogress.model.records import PHASES, SEVERITIES
-from richprogress.model.times import format_clock, parse_timestamp
+from richprogress.model.times import format_clock, format_duration, parse_timestamp
 from richprogress.story.verdict import STATES
 from richprogress.web.views.rows import row_moment
 from richprogress.web.views.vocabulary import vocabulary
@@ -106,16 +106,25 @@ def test_documented_ids_exist_in_templates_or_module() -> None:
         assert f'id="{ident}"' in markup or f'"{ident}"' in sources, ident
 
 
-CLOCKS = [0, 0.4, 7, 59.9, 60, 151, 3599, 3600, 3723]
+CLOCKS = [0, 0.4, 1.6, 7, 59.9, 60, 119.5, 151, 3599, 3599.9, 3600, 3723, -2]
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_js_clock_matches_python_clock() -> None:
+def test_js_clock_and_durations_match_python() -> None:
     script = (
-        f"import {{ formatClock }} from {json.dumps((STATIC / 'clock.js').as_uri())};"
-        f"console.log(JSON.stringify({json.dumps(CLOCKS)}.map(formatClock)));"
+        f"import {{ formatClock, formatDuration }} from {json.dumps((STATIC / 'clock.js').as_uri())};"
+        f"const s = {json.dumps(CLOCKS)};"
+        "console.log(JSON.stringify([s.map(formatClock), s.map(formatDuration)]));"
     )
-    assert node_json(script) == [format_clock(s) for s in CLOCKS]
+    assert node_json(script) == [[format_clock(s) for s in CLOCKS], [format_duration(s) for s in CLOCKS]]
+
+
+def test_durations_are_cut_to_the_second_like_the_clock() -> None:
+    # "Gave up after 2 s" beside "Stopped early, at +0:01" was 1.6 s rounded one way and cut
+    # the other: every figure is a stopwatch's, rounded down
+    assert (format_clock(1.6), format_duration(1.6)) == ("+0:01", "1 s")
+    assert (format_clock(119.5), format_duration(119.5)) == ("+1:59", "1 min 59 s")
+    assert format_duration(3599.9) == "59 min 59 s"
 
 
 STARTED = "2026-11-29T21:33:20.349Z"
@@ -126,6 +135,11 @@ MOMENTS = [
     (3, "2026-11-29T21:33:25Z", "2026-11-29T21:33:40Z", 20.0),
     (2, None, "2026-11-29T21:33:40Z", 20.0),
     (1, None, None, None),
+    # seen once, a whole-second stamp: up to a second before the hub's reading
+    (1, "2026-11-29T21:33:22Z", "2026-11-29T21:33:22Z", 2.4),
+    # a cluster clock ahead of the hub's: the hub's reading, never later than the page's clock
+    (1, "2026-11-29T21:33:25.900Z", "2026-11-29T21:33:25.900Z", 4.2),
+    (1, "not a time", None, 3.0),
 ]
 
 
@@ -155,6 +169,8 @@ def test_js_row_moment_matches_python() -> None:
     # a repeat shows its first occurrence, never before the start
     assert got[1] == [0, "2026-11-29T21:33:20Z"]
     assert round(got[2][0], 3) == 4.651
+    # the smaller of the hub's reading and the first stamp less the start
+    assert [round(g[0], 3) for g in got[5:]] == [1.651, 4.2, 3.0]
 
 
 def test_the_resolved_pill_reads_the_same_live_and_after_a_reload() -> None:

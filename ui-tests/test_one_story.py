@@ -20,12 +20,17 @@ MISSING_IMAGE = "quay.io/jupyter/no-such-notebook:2026-11"
 PHONE = {"width": 390, "height": 844}
 
 # what every live row says about itself, read in one pass
-ROWS_JS = """() => [...document.querySelectorAll('#progress-log > *')].map((row) => ({
-    tag: row.tagName, role: row.getAttribute('role'), cls: row.className,
+ROWS_JS = """(list) => [...document.querySelectorAll((list || '#progress-log') + ' > *')].map((row) => ({
+    tag: row.tagName, role: row.getAttribute('role'), cls: row.className, id: row.dataset.recordId,
     clock: (row.querySelector('.rp-clock') || {}).textContent || '',
+    last: (row.querySelector('.rp-last') || {}).textContent || '',
+    time: (row.querySelector('.rp-time') || {}).textContent || '',
     pills: [...row.querySelectorAll('.rp-pill')].map((p) => p.textContent),
     message: (row.querySelector('.rp-message') || {}).textContent || '',
 }))"""
+
+#: words the pills may say (model/display.py row_word), besides "resolved" and "the cause"
+PILL_WORDS = {"done", "working", "waiting", "retrying", "stopping", "stopped", "note", "problem", "error"}
 
 
 def _seconds(clock: str) -> int:
@@ -47,6 +52,11 @@ def _check_rows(rows: list[dict[str, Any]], username: str) -> None:
         assert not any(p in ("Normal", "Warning", "Custom") for p in row["pills"]), row
         # patience rows do not repeat the clock column in their text
         assert not re.search(r"\(\+\d+:\d\d\)", row["message"]), row
+        # a word a person reads, not a Kubernetes reason (FailedScheduling, BackOff)
+        words = [p for p in row["pills"] if p not in ("resolved", "the cause")]
+        assert len(words) <= 1 and set(words) <= PILL_WORDS, row
+        # a row's time names its zone ("11:46:28 PM PST"), never a bare "07:46:28"
+        assert not row["time"] or re.fullmatch(r"\d{1,2}:\d\d:\d\d\D*\s\S+", row["time"]), row
     # the clock never goes backwards down the list
     clocks = [_seconds(r["clock"]) for r in rows if r["clock"]]
     assert clocks == sorted(clocks), clocks
@@ -70,7 +80,9 @@ def _fails_live(hub_page: Any) -> Page:
 
 def test_live_failure_reads_like_the_failure_page(hub_page) -> None:
     page = _fails_live(hub_page)
-    _check_rows(page.evaluate(ROWS_JS), hub_page.username)
+    live_rows = page.evaluate(ROWS_JS)
+    _check_rows(live_rows, hub_page.username)
+    live_count = page.locator("#rp-event-count").inner_text()
     # one vocabulary: "Failed during", "Gave up after", "Timeline (N events"
     expect(page.locator("#rp-step")).to_have_text(re.compile(r"^Failed during: Downloading the software image$"))
     expect(page.locator("#rp-elapsed-label")).to_have_text("Gave up after")
@@ -117,6 +129,15 @@ def test_live_failure_reads_like_the_failure_page(hub_page) -> None:
     expect(rows.first).to_contain_text("Server requested")
     clocks = [_seconds(c) for c in page.locator("#rp-timeline .rp-event .rp-clock").all_inner_texts()]
     assert clocks == sorted(clocks), clocks
+    # each row reads as it did live: the same clock, repeat clock, time and pills, under the
+    # same "(N events"
+    page_rows = page.evaluate(ROWS_JS, "#rp-timeline")
+    _check_rows(page_rows, hub_page.username)
+    seen = {row["id"]: row for row in page_rows}
+    shown = ("clock", "last", "time", "pills", "message")
+    assert [[row[k] for k in shown] for row in live_rows] == [[seen[row["id"]][k] for k in shown] for row in live_rows]
+    count = re.match(r"\(\d+ events?", live_count)
+    assert count and count.group(0) in page.locator("#rp-timeline-title").inner_text(), live_count
 
 
 def test_admin_reads_about_someone_elses_server(make_hub_page, images_dir) -> None:

@@ -48,7 +48,7 @@ def test_image_not_found_fails_live_and_still_explains_after_reload(hub_page, im
     expect(page.locator("#rp-failure-summary")).to_contain_text("was not found in its registry")
     expect(page.locator("#rp-failure-ref")).to_have_text(MISSING_IMAGE)
     page.screenshot(path=str(images_dir / "failed-live.png"))
-    # a row's UTC time gives the reader's own time when pointed at
+    # a row's time is the reader's own, its zone named; pointed at, it gives the full date and UTC
     _expect_local_time_on_hover(hub_page.rows().locator("time.rp-time").first)
 
     # after a reload: the server-side failure page, still naming the image, with the timeline
@@ -69,10 +69,14 @@ def test_image_not_found_fails_live_and_still_explains_after_reload(hub_page, im
 
 
 def _expect_local_time_on_hover(time) -> None:
-    """The row's time, in UTC on the page, names the reader's local time in its tooltip
-    once pointed at (worked out then, not for every row at load)."""
+    """The row's time is the reader's, its zone named ("11:46:28 PM PST", never a bare UTC
+    "07:46:28"); its tooltip, once pointed at (worked out then, not for every row at load),
+    says the full local time with its zone and the time in UTC."""
+    expect(time).to_have_text(re.compile(r"^\d{1,2}:\d\d:\d\d\D*\s\S+$"))
     time.hover()
-    expect(time).to_have_attribute("title", re.compile(r"\d{4}.*\d:\d\d:\d\d.* \(your time\)$"))
+    expect(time).to_have_attribute(
+        "title", re.compile(r"\d{4}.*\d:\d\d:\d\d.* \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)$")
+    )
 
 
 def test_scale_up_clock_advances_and_repeats_fold(hub_page, images_dir) -> None:

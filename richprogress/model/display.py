@@ -1,4 +1,5 @@
-"""Event and user text made safe and short for display, the same for every view.
+"""Event and user text made safe and short for display, the same for every view, and the
+one word on a timeline row's pill.
 
 Event text comes from whoever wrote the pod spec or runs a webhook, so before a person reads
 it (terminal, plain-text report, page):
@@ -9,11 +10,19 @@ it (terminal, plain-text report, page):
 - very long values are cut to a readable length with "... (N more characters)": a 100 kB
   image name must not make a page or a terminal unusable. The full value stays in the JSON.
 The browser does the same in static/row-details.js (``displayText``); keep the two in step.
+
+A row's pill says in a word how its event went (``row_word``): ``done``, ``working``,
+``waiting``, ``retrying``, ``problem``, ``error``. The event's own reason
+(``FailedScheduling``, ``TaintManagerEviction``) means nothing to a student reading the
+row first; it stays in the row's details, the report and the JSON. The live page reads the
+same table from its data (``vocabulary.reasonWords``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 #: characters shown as escapes: C0 (after whitespace was folded), DEL, C1, bidi controls
@@ -84,3 +93,74 @@ def clean_str(value: Any) -> str | None:
     if isinstance(value, int | float):
         return str(value)
     return None
+
+
+# -- the word on a row's pill -----------------------------------------------------------------
+
+#: a row's word by its severity, when its reason has no word of its own (an operator's
+#: custom reason, a rule's own): the row's colour says the same
+SEVERITY_WORDS: Mapping[str, str] = MappingProxyType({"info": "note", "warning": "problem", "error": "error"})
+
+_DONE = "done"
+_WORKING = "working"
+_WAITING = "waiting"
+_RETRYING = "retrying"
+
+#: the common reasons of the default rules' events, by severity: a reason says more than
+#: its severity where it is well known (a warning "Failed" pull is retried by kubelet; a
+#: warning "FailedScheduling" waits for room). An error is an "error" whatever its reason:
+#: the sentence says which
+REASON_WORDS: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {
+        "info": MappingProxyType(
+            {
+                **dict.fromkeys(
+                    (
+                        "Scheduled", "Pulled", "Created", "Started", "SuccessfulAttachVolume",
+                        "SuccessfulMountVolume", "ProvisioningSucceeded", "Initialized",
+                        "Reconciled", "Synced", "SuccessfulSync", "ReconcileSuccess",
+                        "SuccessfulCreate", "SuccessfulUpdate", "Updated",
+                    ),
+                    _DONE,
+                ),
+                **dict.fromkeys(
+                    (
+                        "Pulling", "TriggeredScaleUp", "Nominated", "Launched", "Registered",
+                        "Provisioning", "ExternalProvisioning", "Preempted", "Reconcile",
+                        "Reconciling", "Progressing", "Sync", "Syncing",
+                    ),
+                    _WORKING,
+                ),
+                **dict.fromkeys(("WaitForFirstConsumer", "Pending"), _WAITING),
+                **dict.fromkeys(("Killing", "DisruptionTerminating", "Disrupting"), "stopping"),
+                # the hub's own row when fail-fast ended the spawn (stream/live_diagnosis.py)
+                "StoppedEarly": "stopped",
+            }
+        ),
+        "warning": MappingProxyType(
+            {
+                **dict.fromkeys(("FailedScheduling", "NetworkNotReady"), _WAITING),
+                **dict.fromkeys(
+                    (
+                        "Failed", "BackOff", "FailedMount", "FailedAttachVolume",
+                        "FailedCreatePodSandBox", "ProvisioningFailed", "Unhealthy",
+                    ),
+                    _RETRYING,
+                ),
+            }
+        ),
+        "error": MappingProxyType({}),
+    }
+)
+
+
+def row_word(severity: Any, reason: Any) -> str:
+    """The word on a row's pill: ``done``, ``retrying``, ``error``...; "" for a row with no
+    reason (the hub's own messages, "Still waiting" rows), whose sentence says it all.
+
+    An unknown severity reads as ``info``, as the row's colour does. static/rows.js
+    ``rowWord`` reads the same tables from the page's data."""
+    if not isinstance(reason, str) or not reason:
+        return ""
+    level = severity if isinstance(severity, str) and severity in SEVERITY_WORDS else "info"
+    return REASON_WORDS[level].get(reason) or SEVERITY_WORDS[level]

@@ -3,8 +3,11 @@
 - ``utcnow()``: the clock (callers that need a fixed time take it as an argument);
 - ``isoformat_z`` / ``parse_timestamp``: the one timestamp format richprogress emits
   (ISO 8601 UTC ending in ``Z``) and reading it back; ``iso_utc``: any Kubernetes time;
-- ``format_clock`` (``+2:31``, the since-spawn clock), ``format_duration`` (``2 min 31 s``),
-  ``format_utc`` / ``format_utc_time`` / ``utc_text``: times for people, in UTC;
+- ``format_clock`` (``+2:31``, the since-spawn clock), ``format_duration`` (``2 min 31 s``):
+  whole seconds rounded down, like a stopwatch, so no two figures of one spawn disagree by
+  the second one of them rounded up (static/clock.js writes them the same way);
+- ``row_offset``: the one since-spawn moment of a timeline row, on both pages;
+- ``format_utc`` / ``format_utc_time`` / ``utc_text``: times for people, in UTC;
 - ``time_ago(moment, now)``: "2 hours ago".
 
 Pure functions but for ``utcnow``; no other richprogress import than the display text.
@@ -15,6 +18,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
@@ -112,8 +116,11 @@ def format_clock(seconds: float | None) -> str:
 
 
 def format_duration(seconds: float | None) -> str:
-    """A duration for people: ``7 s``, ``2 min 31 s``, ``1 h 02 min``; "" when unknown."""
-    parts = _hours_minutes_seconds(seconds, round)
+    """A duration for people: ``7 s``, ``2 min 31 s``, ``1 h 02 min``; "" when unknown.
+
+    Cut to the whole second like ``format_clock``: a spawn stopped at ``+0:01`` "gave up
+    after 1 s", not after 2 (1.6 rounded)."""
+    parts = _hours_minutes_seconds(seconds, int)
     if parts is None:
         return ""
     hours, minutes, secs = parts
@@ -122,6 +129,26 @@ def format_duration(seconds: float | None) -> str:
     if minutes:
         return f"{minutes} min {secs:02d} s"
     return f"{secs} s"
+
+
+def row_offset(record: Mapping[str, Any], started: datetime | None) -> float | None:
+    """Seconds from the spawn's start to a timeline row: its first occurrence.
+
+    The smaller of the hub's reading (``since_spawn``, taken when the event reached the
+    hub, so never later than the page's own clock) and the event's first timestamp less the
+    start (a repeat's first occurrence came before the reading of its latest one; a
+    whole-second stamp is up to a second before the reading), each when known; never
+    negative. The same function of the record on both pages: static/rows.js ``rowOffset``.
+    """
+    since = finite_seconds(record.get("since_spawn"))
+    first_at = parse_timestamp(record.get("first_timestamp")) if started is not None else None
+    if first_at is not None and started is not None:
+        # the start as the live page has it (``isoformat_z``: to the millisecond), so a
+        # whole-second stamp never lands on either side of a second on the two pages
+        started = started.replace(microsecond=started.microsecond // 1000 * 1000)
+        first = (first_at - started).total_seconds()
+        since = first if since is None else min(since, first)
+    return None if since is None else max(0.0, since)
 
 
 def format_utc_time(timestamp: str | None) -> str:

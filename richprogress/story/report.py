@@ -7,6 +7,7 @@ timeline's text endpoint). Plain text only: no HTML, and ANSI colors only when a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from richprogress.model.display import display_line, format_count
@@ -19,6 +20,7 @@ from richprogress.model.times import (
     format_utc,
     format_utc_time,
     parse_timestamp,
+    row_offset,
 )
 from richprogress.story.diagnosis import Diagnosis, diagnose
 from richprogress.story.folding import fold_records, is_fold
@@ -53,14 +55,20 @@ def _paint(text: str, style: str | None, color: bool) -> str:
     return f"{_ANSI[style]}{text}{_RESET}"
 
 
-def record_offsets(record: Mapping[str, Any]) -> tuple[float | None, float | None]:
+def record_offsets(
+    record: Mapping[str, Any], started: datetime | None = None
+) -> tuple[float | None, float | None]:
     """Since-spawn seconds of a record's first and last occurrence (None when unknown).
 
-    ``since_spawn`` is the last occurrence; a repeat's first one is that minus the span
-    between its first and last timestamps, so the first time pairs with the first offset
-    and the last with the last, as the page shows them.
+    ``since_spawn`` is the last occurrence. With the spawn's start the first is the pages'
+    (``row_offset``), so the report and the rows above it agree to the second; without it
+    (``richprogress explain``), a repeat's first one is the last minus the span between its
+    first and last timestamps, so the first time pairs with the first offset and the last
+    with the last, as the page shows them.
     """
     last = finite_seconds(record.get("since_spawn"))
+    if started is not None:
+        return row_offset(record, started), last
     first = last
     count = record.get("count") or 1
     first_at = parse_timestamp(record.get("first_timestamp"))
@@ -70,19 +78,22 @@ def record_offsets(record: Mapping[str, Any]) -> tuple[float | None, float | Non
     return first, last
 
 
-def _record_columns(record: Mapping[str, Any], floor: float | None = None) -> list[str]:
+def _record_columns(
+    record: Mapping[str, Any], floor: float | None = None, started: datetime | None = None
+) -> list[str]:
     count = record.get("count") or 1
     sentence = _one_line(record.get("message") or record.get("raw_message"))
     if isinstance(count, int) and count > 1:
         sentence += f"  x{format_count(count)}"
     if record.get("overcome") is True:
         sentence += "  (resolved)"  # the pages' "resolved" pill: the spawn got past it
-    first, last = record_offsets(record)
+    first, last = record_offsets(record, started)
     # a row never reads earlier than the row above (whole-second and microsecond stamps mix)
     if first is not None and floor is not None:
         first = max(first, floor)
     clock = format_clock(first)
-    if last is not None and first is not None and format_clock(last) != clock and last > first:
+    repeated = isinstance(count, int) and count > 1
+    if repeated and last is not None and first is not None and format_clock(last) != clock and last > first:
         clock += f" to {format_clock(last)}"
     return [
         format_utc_time(record.get("first_timestamp") or record.get("timestamp")),
@@ -129,6 +140,7 @@ def render_timeline_text(
     color: bool = False,
     keep: int = 0,
     raw: bool = False,
+    started: datetime | None = None,
 ) -> str:
     """A readable timeline, one line per record, in the order given.
 
@@ -137,7 +149,8 @@ def render_timeline_text(
     also limits the rows, see ``fold_records``). With a ``diagnosis``, ends with "What went
     wrong" and "What you can do". ``color`` adds ANSI colors by severity. ``raw`` adds each
     event's own message on a line under its sentence (what an admin pastes into a search
-    engine), when it says something the sentence does not.
+    engine), when it says something the sentence does not. ``started``, the spawn's start,
+    gives each row the pages' clock (``record_offsets``).
     """
     decisive = diagnosis.get("record_id") if diagnosis else None
     rows = fold_records(records, keep, decisive_id=decisive)
@@ -148,8 +161,8 @@ def render_timeline_text(
         if is_fold(row):
             table.append((_fold_line(row), "dim"))
             continue
-        columns = _record_columns(row, floor)
-        first = record_offsets(row)[0]
+        columns = _record_columns(row, floor, started)
+        first = record_offsets(row, started)[0]
         if first is not None:
             floor = first if floor is None else max(floor, first)
         if not show_clock:
@@ -276,7 +289,9 @@ def render_report_text(
         lines += ["", "Steps:", render_steps_text(steps).rstrip("\n")]
     lines += ["", "Timeline:"]
     # The report is the full record: no row limit, only repeats folded.
-    timeline = render_timeline_text(time_order(records, first=True), raw=True)
+    timeline = render_timeline_text(
+        time_order(records, first=True), raw=True, started=parse_timestamp(timeline_dict.get("started"))
+    )
     lines.append(timeline.rstrip("\n") if timeline else "  (no events)")
     dropped = timeline_dict.get("dropped") or 0
     if dropped:

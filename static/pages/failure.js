@@ -14,7 +14,7 @@
 import { localTime } from "../clock.js";
 import { wireCopy } from "../headline.js";
 import { wireRenderedDetails } from "../row-details.js";
-import { el, titleTimesOnFirstLook } from "../rows.js";
+import { el, showLocalTimes, titleTimesOnFirstLook } from "../rows.js";
 
 /** Local times, the rows' Details buttons and the copy buttons. */
 function setUpFailurePage(data) {
@@ -25,7 +25,10 @@ function setUpFailurePage(data) {
     }
   }
   const timeline = document.getElementById("rp-timeline");
-  if (timeline) titleTimesOnFirstLook(timeline);
+  if (timeline) {
+    showLocalTimes(timeline);
+    titleTimesOnFirstLook(timeline);
+  }
   wireRenderedDetails();
   const ref = document.getElementById("rp-copy-ref");
   if (ref) wireCopy(ref, () => ref.dataset.copy || "");

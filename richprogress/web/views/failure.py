@@ -23,12 +23,14 @@ from richprogress.web.urls import timeline_api_path
 from richprogress.web.views.payloads import timeline_report_text
 from richprogress.web.views.rows import (
     breakable_parts,
+    event_count,
     fold_row,
     for_viewer,
     headline_parts,
     main_pod,
     record_row,
     requested_row,
+    row_floors,
 )
 from richprogress.web.views.rows import hint_label as label_of_hint
 
@@ -133,7 +135,8 @@ def failure_view(
     own_pod = own_pod or main_pod(records)
     owner = viewer_name is not None and viewer_name == user_name
     rows = [requested_row(timeline.started_at)]
-    floor: float | None = 0.0
+    # every record's floor, before folding: the clocks the live page shows
+    floors = row_floors(records, timeline.started_at)
     for item in fold_records(
         records,  # type: ignore[arg-type]
         FAILURE_PAGE_ROWS,
@@ -146,10 +149,9 @@ def failure_view(
             item,  # type: ignore[arg-type]
             diagnosis["record_id"],
             timeline.started_at,
-            floor=floor,
+            floor=floors.get(str(item.get("id"))),
             own_pod=own_pod,
         )
-        floor = row["since"] if row["since"] is not None else floor
         rows.append(_row_for_viewer(row, owner))
     phase = diagnosis["phase"]
     summary = for_viewer(diagnosis["summary"], owner) or ""
@@ -172,7 +174,7 @@ def failure_view(
         pod=display_text(own_pod or "", 300),
         steps=steps,
         rows=rows,
-        total_records=len(records),
+        total_records=event_count(rows),
         report_text=timeline_report_text(
             timeline, user=user_name, server_name=server_name, hub_url=hub_url, facts=facts
         ),

@@ -12,12 +12,18 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
-from richprogress.model.display import DISPLAY_LIMIT, display_text, format_count
+from richprogress.model.display import DISPLAY_LIMIT, display_text, format_count, row_word
 from richprogress.model.records import SEVERITIES
-from richprogress.model.times import format_clock, format_utc, parse_timestamp
+from richprogress.model.times import (
+    format_clock,
+    format_utc,
+    isoformat_z,
+    parse_timestamp,
+    row_offset,
+)
 from richprogress.story.resolved import PROBLEM_SEVERITIES
 
 #: tokens this long or longer that hold one of "-/:." are kept whole between break points
@@ -111,19 +117,32 @@ def shown_pills(
     }
 
 
-def row_moment(record: dict[str, Any], started: datetime | None) -> tuple[float | None, str | None]:
+def row_moment(record: Mapping[str, Any], started: datetime | None) -> tuple[float | None, str | None]:
     """The since-spawn seconds and timestamp a row shows: its first occurrence.
 
     A row stays where its event first arrived while its count grows, so it shows when it
-    began (the list then reads in order); the badge says when it last happened. A record
-    seen once keeps the spawner's ``since_spawn``, which is finer than Kubernetes' seconds.
+    began (the list then reads in order); the badge says when it last happened. The seconds
+    are ``row_offset``'s, one rule for both pages (static/rows.js ``rowMoment``).
     """
-    first, last = record.get("first_timestamp"), record.get("timestamp")
-    since = record.get("since_spawn")
-    first_at = parse_timestamp(first)
-    if int(record.get("count") or 1) > 1 and first_at is not None and started is not None:
-        return max(0.0, (first_at - started).total_seconds()), first
-    return since, last or first
+    return row_offset(record, started), record.get("first_timestamp") or record.get("timestamp")
+
+
+def row_floors(
+    records: Iterable[Mapping[str, Any]], started: datetime | None, first: float | None = 0.0
+) -> dict[str, float | None]:
+    """The floor of each record's row: the latest clock of the rows above it (``first``,
+    that of the hub's "Server requested" row, for the first one).
+
+    Worked out over every record in arrival order, before any is folded out of view, as the
+    live page places its rows: both pages then show each row at the same clock."""
+    floors: dict[str, float | None] = {}
+    floor = first
+    for record in records:
+        floors[str(record.get("id"))] = floor
+        since = row_offset(record, started)
+        if since is not None:
+            floor = since if floor is None else max(since, floor)
+    return floors
 
 
 def record_row(
@@ -136,9 +155,9 @@ def record_row(
 ) -> dict[str, Any]:
     """One timeline row of the failure page.
 
-    ``floor`` is the clock of the row above: a row never reads earlier than it (Kubernetes
-    mixes whole-second and microsecond stamps, so a later event can truncate lower).
-    ``own_pod`` is the user's pod, named once in the facts rather than on every row.
+    ``floor`` is the clock of the row above (``row_floors``): a row never reads earlier than
+    it (Kubernetes mixes whole-second and microsecond stamps, so a later event can truncate
+    lower). ``own_pod`` is the user's pod, named once in the facts rather than on every row.
     """
     moment_since, stamp = row_moment(record, started)
     since = (
@@ -147,6 +166,7 @@ def record_row(
     moment = parse_timestamp(stamp)
     last = parse_timestamp(record.get("timestamp"))
     severity = record.get("severity")
+    severity = severity if severity in SEVERITIES else "info"
     count = int(record.get("count") or 1)
     pills = shown_pills(record, own_pod)
     latest = record.get("since_spawn")
@@ -156,13 +176,18 @@ def record_row(
         "id": record.get("id"),
         "since": since,
         "clock": format_clock(since),
-        "time_iso": moment.isoformat().replace("+00:00", "Z") if moment else None,
-        "time_utc": moment.strftime("%H:%M:%S") if moment else "",
+        # the record's own stamp, as the live page's row carries it
+        "time_iso": stamp if moment else None,
+        # named UTC: the page renders it without the viewer's zone; static/rows.js
+        # (showLocalTimes) rewrites it in the viewer's own time, zone named
+        "time_text": moment.strftime("%H:%M:%S UTC") if moment else "",
+        "time_title": format_utc(stamp),
         "type": display_text(pills["type"], 200),
-        "severity": severity if severity in SEVERITIES else "info",
+        "severity": severity,
         # a problem the spawn got past (story.resolved): a quiet row with OVERCOME_PILL
         "overcome": record.get("overcome") is True and severity in PROBLEM_SEVERITIES,
-        "reason": display_text(record.get("reason") or "", 200),
+        # the pill says how it went in a word; the event's reason is in the details
+        "word": row_word(severity, record.get("reason")),
         "object": display_text(pills["object"], 300),
         "container": display_text(pills["container"], 200),
         "message": message,
@@ -170,10 +195,12 @@ def record_row(
         "count": count,
         "count_text": format_count(count),
         "details": detail_pairs(record),
-        # a repeat that went on: when it last happened (the clock shows when it began)
+        # a repeat that went on: when it last happened (the clock shows when it began); not
+        # for an event seen once, whose stamp came before the hub's reading of it
         "last_clock": (
             format_clock(latest)
             if since is not None
+            and count > 1
             and isinstance(latest, (int, float))
             and latest > since
             and format_clock(latest) != format_clock(since)
@@ -215,7 +242,8 @@ SERVER_REQUESTED = "Server requested"
 
 def requested_row(started: datetime) -> dict[str, Any]:
     """The "Server requested" row at +0:00, as the live page shows the hub's first message."""
-    stamp = started.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    # the start as the live page has it (its data's ``started``)
+    stamp = isoformat_z(started)
     record = {
         "id": f"message:{SERVER_REQUESTED}",
         "timestamp": stamp,
@@ -255,4 +283,16 @@ def fold_row(fold: dict[str, Any]) -> dict[str, Any]:
         "text": what + " folded; the plain-text report has them all",
         "clock": " to ".join(c for c in clocks if c) if any(clocks) else "",
         "count": int(fold.get("count") or n),
+        # the events the row stands for (the heading's count)
+        "events": int(n),
     }
+
+
+def event_count(rows: Iterable[Mapping[str, Any]]) -> int:
+    """The "(N events)" above the rows: the events they show, one per row and a folded row's
+    events, but not the hub's own "Server requested" (the live page counts alike)."""
+    return sum(
+        int(row.get("events") or 0) if row.get("kind") == "fold" else 1
+        for row in rows
+        if row.get("id") != f"message:{SERVER_REQUESTED}"
+    )

@@ -15,6 +15,7 @@ from dataclasses import asdict
 from types import MappingProxyType
 from typing import Any, TypedDict
 
+from richprogress.model.display import REASON_WORDS, SEVERITY_WORDS
 from richprogress.model.records import PHASES, SEVERITIES
 from richprogress.story.verdict import SHOWS, STATE_WORDS, STATES
 
@@ -51,6 +52,9 @@ class Vocabulary(TypedDict):
     #: one verdict's table (``story.verdict``), for the states a page reaches by itself
     verdicts: dict[str, dict[str, Any]]
     overcomePill: str
+    #: a row's pill word (model.display.row_word): ``severity`` (by severity) and
+    #: ``reason`` (by severity, then reason)
+    reasonWords: dict[str, dict[str, Any]]
 
 
 def vocabulary() -> Vocabulary:
@@ -64,5 +68,9 @@ def vocabulary() -> Vocabulary:
             for state in STATES
         },
         "overcomePill": OVERCOME_PILL,
+        "reasonWords": {
+            "severity": dict(SEVERITY_WORDS),
+            "reason": {severity: dict(words) for severity, words in REASON_WORDS.items()},
+        },
     }
 
