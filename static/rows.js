@@ -71,11 +71,7 @@ export const SERVER_REQUESTED = "Server requested";
  * @property {Array<string>} severities
  * @property {Array<[string, string, number]>} phases  [name, label, progress percent]
  * @property {Object<string, string>} stepStates       the status line per phase
- * @property {Object<string, string>} cannotContinueStates  the status line per live state
- *           that waiting cannot fix
- * @property {Array<string>} liveStates
- * @property {Object<string, string>} liveKickers      the live banner's first line
- * @property {Object<string, string>} liveStepStates   beside the step label
+ * @property {Object<string, {show: Object, words: Object}>} verdicts  the verdict's table by state
  * @property {string} overcomePill                     the pill of a problem got past
  * @property {{severity: Object<string, string>, reason: Object<string, Object<string, string>>}}
  *           [reasonWords]  a row's pill word by severity, and by severity then reason

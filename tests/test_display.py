@@ -64,7 +64,7 @@ def test_explain_raw_shows_the_kubernetes_message_under_the_sentence(tmp_path: P
     raw = explain(tmp_path, capsys, [event(PULL_FAILED)], "--raw")
     assert "rpc error" not in plain
     lines = raw.splitlines()
-    sentence = next(i for i, line in enumerate(lines) if "does not exist" in line)
+    sentence = next(i for i, line in enumerate(lines) if "was not found in its registry" in line)
     assert lines[sentence + 1].strip() == "Kubernetes: " + PULL_FAILED
 
 
