@@ -125,6 +125,12 @@ class PendingPage {
 
   /** Queue a record's row and follow its step. @param {import("../rows.js").EventRecord} record */
   addRecord(record) {
+    // the hub read this record at since_spawn by its clock: the header clock, which began
+    // when the page loaded, must never show less than a row (one clock, one source)
+    const since = record.since_spawn;
+    if (typeof since === "number" && this.serverElapsed !== null && since > this.now()) {
+      this.serverElapsed += since - this.now();
+    }
     this.rows.queue(record);
     this.advanceStep(record.phase);
     if (this.stepName) this.typical.enterStep(this.stepName, record.since_spawn, this.now());
