@@ -468,8 +468,9 @@ def _stop_is_not_failure(rec: Recording) -> Iterator[Broken]:
     failed = next((s for s in rec.states[stopped_at or 0:] if says_failed(s)), None) if stopped_at is not None else None
     if failed:
         yield Broken(f"{failed.get('title') or (failed.get('page') or {}).get('kicker')!r} after the stop", (failed["index"],))
-    if stopped_at is not None and (rec.timeline or {}).get("outcome") == "failed":
-        yield Broken(f"the JSON says outcome 'failed' ({(rec.timeline or {}).get('reason')!r}) after the user's stop")
+    outcomes = {"the JSON": (rec.timeline or {}).get("outcome"), "the text report": _report(rec.timeline_text)[0].get("Outcome")}
+    for where in [w for w, outcome in outcomes.items() if outcome == "failed"] if stopped_at is not None else []:
+        yield Broken(f"{where} says outcome 'failed' ({(rec.timeline or {}).get('reason')!r}) after the user's stop")
 
 
 # -- the test ---------------------------------------------------------------------------------
