@@ -90,6 +90,8 @@ export class TypicalLine {
     this.options = options;
     this.stepLine = document.getElementById("rp-typical-step");
     this.longer = document.getElementById("rp-typical-longer");
+    // "Usually ready in about 5 s": rendered by the hub, hidden with the other two
+    this.usually = document.getElementById("rp-typical");
     this.step = null;
     this.stepStart = null;
     this.ended = false;
@@ -117,14 +119,15 @@ export class TypicalLine {
   }
 
   /**
-   * While the live banner says "This will not fix itself", the usual times step aside:
-   * "usually takes 5 s" and "longer than usual" would promise that waiting ends it. They
-   * come back if the cause goes away (the banner clears or turns to "Still trying").
+   * While the verdict hides the typical times (a cause is known, or the spawn ended), all
+   * three lines step aside: "usually ready in 5 s" beside a problem reads as a promise.
+   * They come back if the verdict shows them again (the cause went away).
    * @param {boolean} aside  @param {number} now  seconds since the start
    */
   stepAside(aside, now) {
     if (aside === this.aside) return;
     this.aside = aside;
+    if (this.usually) this.usually.hidden = aside || this.ended;
     if (aside) {
       if (this.stepLine) this.stepLine.hidden = true;
       if (this.longer) this.longer.hidden = true;
@@ -157,6 +160,7 @@ export class TypicalLine {
   /** The spawn ended: the ready redirect or the failure box takes over. */
   end() {
     this.ended = true;
+    if (this.usually) this.usually.hidden = true;
     if (this.stepLine) this.stepLine.hidden = true;
     if (this.longer) this.longer.hidden = true;
   }

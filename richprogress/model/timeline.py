@@ -34,6 +34,10 @@ DEFAULT_MAX_RECORDS = 500
 #: the failure message of a spawn someone stopped before it was ready (the pages then say
 #: "Stopped after", not "Gave up after")
 STOPPED_BEFORE_READY = "The server was stopped before it was ready."
+#: the failure text of a spawn whose ``start()`` was cancelled (a stop while it ran)
+CANCELLED = "The spawn was cancelled."
+#: failure texts that mean a person stopped the spawn (see ``RichProgressMixin``)
+STOPPED_MESSAGES = frozenset({STOPPED_BEFORE_READY, CANCELLED})
 
 
 class SpawnTimeline:

@@ -239,8 +239,11 @@ def render_report_text(
     records: list[EventRecord] = list(timeline_dict.get("records") or [])
     outcome = str(timeline_dict.get("outcome") or "unknown")
     failed = outcome == "failed"
+    verdict = timeline_dict.get("verdict")
+    # the pages' verdict, when the endpoint gave it: a spawn a person stopped has no cause
+    stopped = isinstance(verdict, Mapping) and verdict.get("state") == "stopped"
     diagnosis: Diagnosis | None = None
-    if failed:
+    if failed and not stopped:
         # The timeline endpoint adds the page's own diagnosis; reuse it so that the report
         # and the page can never disagree, else work it out the same way.
         given = timeline_dict.get("diagnosis")
@@ -262,7 +265,7 @@ def render_report_text(
     fields += [
         ("Started", format_utc(timeline_dict.get("started")) or "unknown"),
         (_duration_label(timeline_dict), format_duration(timeline_dict.get("elapsed")) or "unknown"),
-        ("Outcome", outcome),
+        ("Outcome", "stopped before it was ready" if stopped else outcome),
     ]
     if diagnosis is not None:
         phase = diagnosis.get("phase")

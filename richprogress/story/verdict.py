@@ -30,7 +30,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from richprogress.model.records import PHASE_LABELS, EventRecord
-from richprogress.model.timeline import STOPPED_BEFORE_READY
+from richprogress.model.timeline import STOPPED_MESSAGES
 from richprogress.story.diagnosis import diagnose
 from richprogress.story.fail_fast import Assessment, FailFastPolicy, assess
 from richprogress.story.known_failures import classify
@@ -331,7 +331,7 @@ def decide(
 def _failed(
     records: Sequence[EventRecord], failure_message: str | None, now: float | None, stopped_early: bool
 ) -> Verdict:
-    if failure_message == STOPPED_BEFORE_READY:
+    if failure_message in STOPPED_MESSAGES:
         return Verdict("stopped", furthest_step(records), None, now)
     found = diagnose(records, failure_message)
     record = _record(records, found["record_id"])

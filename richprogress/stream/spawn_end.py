@@ -19,14 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from richprogress.model.timeline import STOPPED_BEFORE_READY, SpawnTimeline
+from richprogress.model.timeline import CANCELLED, STOPPED_MESSAGES, SpawnTimeline
 
 EndOutcome = Literal["ready", "failed", "stopped"]
 
-#: the failure text of a spawn whose ``start()`` was cancelled
-CANCELLED = "The spawn was cancelled."
-#: failure texts that mean a person stopped the spawn (see ``RichProgressMixin``)
-STOPPED_MESSAGES = frozenset({STOPPED_BEFORE_READY, CANCELLED})
 
 log = logging.getLogger("richprogress")
 

@@ -195,7 +195,8 @@ class PendingPage {
 
   /** @param {import("../stream.js").ProgressEvent} evt */
   onEvent(evt) {
-    if (evt.progress !== undefined) this.setProgress(evt.progress);
+    // JupyterHub's own final "failed" event says 100: a failed start is not a full bar
+    if (evt.progress !== undefined && !evt.failed) this.setProgress(evt.progress);
     // A stock spawner's message is all there is to say; with records, the step says more.
     if (evt.message !== undefined && !(evt.record && evt.record.phase) && !this.stepName) {
       this.message.textContent = displayText(evt.message);
@@ -203,7 +204,11 @@ class PendingPage {
     if (evt.record && evt.record.id) this.addRecord(evt.record);
     else if (evt.message && !evt.ready && !evt.failed) this.addMessage(evt.message);
     if (Array.isArray(evt.resolved)) this.rows.markResolved(evt.resolved);
-    if (evt.verdict && !this.stopRequested) this.applyVerdict(evt.verdict);
+    if (evt.verdict && !this.stopRequested) {
+      // the rows the verdict speaks of are on the page before the verdict is
+      this.flush();
+      this.applyVerdict(evt.verdict);
+    }
     if (evt.ready || evt.failed) this.typical.end();
     if (this.stopRequested && (evt.ready || evt.failed)) {
       // the end of a spawn its user stopped: the page keeps saying "stopping" until the
@@ -215,6 +220,7 @@ class PendingPage {
       this.stop();
       this.applyVerdict(this.live.pageVerdict("ready"));
       this.step.textContent = this.phaseLabels.get("ready");
+      this.message.textContent = this.live.verdict.words.status || "";
       // Reloading this page redirects to the running server (JupyterHub's contract).
       window.location.reload();
     } else if (evt.failed) {

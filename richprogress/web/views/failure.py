@@ -121,7 +121,7 @@ def failure_view(
     )
     # a spawn a person stopped has no cause: the page says so, with the step it reached
     diagnosis = verdict.diagnosis() or {
-        "summary": message or STOPPED_BEFORE_READY, "hint": None, "phase": verdict.step, "record_id": None,
+        "summary": STOPPED_BEFORE_READY, "hint": None, "phase": verdict.step, "record_id": None,
     }
     finished = timeline.finished_at
     steps = [
@@ -169,7 +169,7 @@ def failure_view(
         started_utc=utc_text(timeline.started_at),
         ran_for=format_duration(timeline.elapsed()) or "unknown",
         ran_for_label=(
-            "Stopped after" if timeline.failure_message == STOPPED_BEFORE_READY else "Gave up after"
+            "Stopped after" if verdict.state == "stopped" else "Gave up after"
         ),
         pod=display_text(own_pod or "", 300),
         steps=steps,
