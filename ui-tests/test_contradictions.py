@@ -69,8 +69,8 @@ SPAWNS = [Case(s, typed=TYPED_IMAGE if s == "custom-image" else None) for s in S
 STOPS = [
     # the banner's own button, once it offers it (the cause will not fix itself)
     Case("no-node-fits", stop="stop-and-change", stop_when="#rp-live-stop"),
-    # the stock button, while the cluster is still trying (a scale-up under way)
-    Case("scale-up", stop="stop-server", stop_when="#rp-live[data-state=trying]:not([hidden])"),
+    # the stock button, while a machine is being added (a scale-up under way)
+    Case("scale-up", stop="stop-server", stop_when="#rp-step:text-is('Adding a machine to the cluster')"),
 ]
 
 
@@ -328,10 +328,14 @@ def _resolved_unearned(rec: Recording) -> Iterator[Broken]:
     ready = (rec.timeline or {}).get("outcome") == "ready" or any(s.get("kind") == "server" for s in rec.states)
     last = {(s.get("load"), s.get("kind")): s for s in rec.states if rows(s)}  # what each page was left showing
     for s in last.values():
+        # a row's pill is a word a person reads ("done"); its Kubernetes reason is the record's
+        def reason_of(row: dict[str, Any]) -> str:
+            return str((records.get(row.get("id")) or {}).get("reason") or "")
+
         for i, row in enumerate(rows(s)):
-            reason = (pills(row, "reason") or [""])[0]
+            reason = reason_of(row)
             step = (records.get(row.get("id")) or {}).get("phase") or STEP_OF_REASON.get(reason) or ""
-            needs, later = SUCCESS_OF.get(step), {p for r in rows(s)[i + 1:] for p in pills(r, "reason")}
+            needs, later = SUCCESS_OF.get(step), {reason_of(r) for r in rows(s)[i + 1:]}
             if pills(row, "overcome") and (not later & set(needs) if needs else not ready):
                 yield Broken(f"{row['message']!r} ({step}) resolved, with no later "
                              + (" or ".join(needs) + " row" if needs else "ready server"), (s["index"],))

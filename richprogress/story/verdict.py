@@ -202,7 +202,10 @@ _FIXERS: Mapping[str, Fixer] = MappingProxyType(
         "crash-loop": "admin",
         "probe-killed": "admin",
         "post-start-hook": "admin",
-        "node-affinity": "admin",
+        # the chosen option asks for a kind of machine the cluster has none of: another
+        # option may fit (and an admin can fix the option)
+        "node-affinity": "you",
+        "no-such-machine": "you",
         "no-machine-type-fits": "you",
         "no-scale-up": "admin",
         "quota": "admin",

@@ -31,6 +31,9 @@ def timeline_payload(timeline: SpawnTimeline, facts: Facts | None = None) -> dic
     verdict = timeline_verdict(timeline)
     data["verdict"] = verdict.to_dict()
     data["diagnosis"] = verdict.diagnosis() if timeline.outcome == "failed" else None
+    if verdict.state == "stopped":
+        # a person stopped it: nothing failed (the stored spawn's outcome says the same)
+        data["outcome"] = "stopped"
     data["facts"] = [list(pair) for pair in facts or []]
     return data
 
