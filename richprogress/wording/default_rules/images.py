@@ -74,9 +74,11 @@ def _invalid_image_hint(image: str = "", **_: str) -> str:
 
 # One "not found" cannot be told from a tag just pushed that a registry replica does not
 # have yet: say what is known, and what the retry will tell.
+# read live (the cluster may still try again) and on the failure page alike: it promises
+# no retry that may not come
 _PULL_HINT_MISSING = (
-    "Check the image name and tag for typos, or choose another image. The cluster tries "
-    "again; if it is not found again, the name is wrong or the image was removed."
+    "Check the image name and tag for typos, or choose another image. A tag pushed moments "
+    "ago can take a while to reach every copy of the registry."
 )
 _PULL_HINT_DENIED = (
     "Check the image name for typos. If the image is private, ask your administrator "
