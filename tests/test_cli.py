@@ -573,11 +573,29 @@ def owned(ns: Namespace, pod: str, *others: str) -> list[tuple[str, str]]:
     """(reason, object) of a pod's events, its claim's and those of the ``others``, in
     the order they first happened: the order the spawn page shows them in."""
     names = (pod, "claim-" + pod.removeprefix("jupyter-"), *others)
+    events = [e for e in ns.events if e["involvedObject"]["name"] in names]
     return [
         (e["reason"], f"{e['involvedObject']['kind']}/{e['involvedObject']['name']}"
          + (f"[{e['involvedObject']['fieldPath'][16:-1]}]" if "fieldPath" in e["involvedObject"] else ""))
-        for e in ns.events if e["involvedObject"]["name"] in names
+        for e in events
     ]
+
+
+
+def shown_as_on_the_page(shown: list[tuple[str, str]], events: list[tuple[str, str]]) -> bool:
+    """Whether the rows shown are the events in their order, but for a failed pull's
+    follow-ups, which fold into one line after it (ErrImagePull, ImagePullBackOff and
+    Back-off rows: reasons Failed and BackOff), as on the failure page."""
+    rest = iter(events)
+    for row in shown:
+        for event in rest:
+            if event == row:
+                break
+            if event[0] not in ("Failed", "BackOff"):
+                return False
+        else:
+            return False
+    return all(event[0] in ("Failed", "BackOff") for event in rest)
 
 
 def test_a_namespaces_events_say_what_they_mix_and_each_pod_gets_its_own_diagnosis() -> None:
@@ -601,7 +619,7 @@ def test_a_namespaces_events_say_what_they_mix_and_each_pod_gets_its_own_diagnos
         [(title, lines)] = [(t, ls) for t, ls in found.items() if t.startswith(f"Pod {pod} (")]
         assert title.endswith(", a problem)") == (pod in TROUBLED)
         # only this pod's rows (and its claim's), none of another pod
-        assert rows(lines) == owned(ns, pod), pod
+        assert shown_as_on_the_page(rows(lines), owned(ns, pod)), pod
         ending = [line for line in lines if line.startswith("What went wrong: ")]
         if pod not in TROUBLED:
             assert ending == [], pod
@@ -614,7 +632,7 @@ def test_a_namespaces_events_say_what_they_mix_and_each_pod_gets_its_own_diagnos
     assert "ghcr.io/ivan/my-image:latest" in [ln for ln in ivan if ln.startswith("What went wrong")][0]
     # the operator's hint was written for the page: here it is this output that is sent
     assert "this page" not in result.stdout
-    assert found[titles[-1]][-1].endswith("ask an admin for help and send them this output.")
+    assert found[titles[-1]][-1].endswith("when an administrator raises the quota.")
 
 
 def test_diagnose_of_several_pods_asks_for_one_and_lists_them() -> None:
@@ -654,7 +672,7 @@ def test_pod_keeps_its_claim_and_objects_of_no_pod_but_not_another_servers() -> 
         "Pod jupyter-dave: 11 of the input's 69 events, with those of PersistentVolumeClaim/claim-dave, "
         "and of objects of no pod that may be its: Deployment/hub."
     )
-    assert rows(text.splitlines()) == owned(ns, "jupyter-dave", "hub")
+    assert shown_as_on_the_page(rows(text.splitlines()), owned(ns, "jupyter-dave", "hub"))
     assert "What went wrong" not in text
 
 
@@ -663,9 +681,9 @@ def test_pod_names_an_operators_resource_whose_pod_was_never_made() -> None:
     assert result.returncode == 0, result.stderr
     [diagnosis] = json_lines(result.stdout)
     assert diagnosis["pod"] == "jupyter-erin"
-    assert diagnosis["summary"].startswith("The controller of JupyterServer jupyter-erin reported an error")
-    assert "exceeded quota: user-quota" in diagnosis["summary"]
-    assert diagnosis["hint"].endswith("send them this output.")
+    assert diagnosis["summary"].startswith("The namespace's memory quota (user-quota) is full")
+    assert "28 GiB of 32 GiB used" in diagnosis["summary"]
+    assert diagnosis["hint"].endswith("when an administrator raises the quota.")
     # the same events alone (a field selector on the name): no pod, so "pod" is null
     alone = explain("--diagnose", stdin=json.dumps(namespace().of("jupyter-erin")).encode())
     assert json_lines(alone.stdout)[0] == {**diagnosis, "pod": None}
@@ -707,7 +725,7 @@ def test_rows_come_in_the_order_they_happened_as_on_the_page() -> None:
     for pod in POD_NAMES:
         result = explain("--pod", pod, stdin=namespace_dump(ns))
         assert result.returncode == 0, result.stderr
-        assert rows(result.stdout.splitlines()) == owned(ns, pod, "hub"), pod
+        assert shown_as_on_the_page(rows(result.stdout.splitlines()), owned(ns, pod, "hub")), pod
 
 
 def test_a_repeat_stays_before_what_came_after_its_first_time_within_one_second() -> None:

@@ -160,14 +160,16 @@ def test_the_failed_pulls_follow_ups_fold_right_after_it_on_the_failure_page() -
     timeline.finish("failed", "")
     view = failure_view("alice", "", timeline)
     assert view is not None
-    shown = [(row["kind"], row.get("reason") or row.get("text", "")) for row in view.rows]
-    cause = next(i for i, row in enumerate(view.rows) if row.get("reason") == "Failed")
+    shown = [(row["kind"], row.get("message") or row.get("text", "")) for row in view.rows]
+    cause = next(i for i, row in enumerate(view.rows) if row.get("decisive"))
     assert view.rows[cause]["message"].endswith("was not found in its registry")
     assert view.rows[cause + 1]["kind"] == "fold", shown
     assert view.rows[cause + 1]["text"].startswith("3 more events folded")
     # nothing of "Could not download" or "Waiting before trying again" is left as a row
-    assert [row.get("reason") for row in view.rows if row["kind"] == "record"] == [
-        "", "Scheduled", "Pulling", "Failed"], shown  # the first: the hub's "Server requested"
+    # the pill words a person reads: the hub's "Server requested" (none), then the machine
+    # found, the download, and the cause
+    assert [row.get("word") for row in view.rows if row["kind"] == "record"] == [
+        "", "done", "working", "error"], shown
 
 
 def test_the_report_folds_them_and_still_says_what_they_were() -> None:

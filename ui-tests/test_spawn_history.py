@@ -261,7 +261,7 @@ def test_the_failures_page_at_twice_the_zoom_cuts_nothing_off(
     expect(link).to_be_in_viewport()
     page.screenshot(path=str(images_dir / "history-admin-failures-640.png"))
     link.click()
-    expect(page.locator("#rp-summary")).to_contain_text("does not exist")
+    expect(page.locator("#rp-summary")).to_contain_text("was not found in its registry")
 
 
 def test_an_admin_reads_the_failure_page_about_the_user(
