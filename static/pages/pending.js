@@ -253,7 +253,7 @@ class PendingPage {
   /** The stop did not go through: back to what the hub said last. */
   stopFailed() {
     this.stopRequested = false;
-    if (this.beforeStop) this.applyVerdict(this.beforeStop);
+    this.applyVerdict(this.beforeStop || this.live.pageVerdict("progressing"));
   }
 
   /** The stream lost the hub (connection.js): a "still trying" would be old news. */
