@@ -71,7 +71,8 @@ class Assessment:
     held: bool = False
 
 
-def _count(record: Mapping[str, object]) -> int:
+def record_count(record: Mapping[str, object]) -> int:
+    """How often a record happened (its ``count``; 1 when it has no valid one)."""
     count = record.get("count")
     if isinstance(count, int) and not isinstance(count, bool) and count >= 1:
         return count
@@ -104,7 +105,7 @@ def assess(
     if record is None:  # pragma: no cover - diagnose names one of the records
         return Assessment(None)
     fatal = is_fatal(record)
-    count = _count(record)
+    count = record_count(record)
     diagnosis = LiveDiagnosis(
         summary=found["summary"],
         hint=found["hint"],

@@ -32,7 +32,7 @@ from typing import Any, Literal
 from richprogress.model.records import PHASE_LABELS, EventRecord
 from richprogress.model.timeline import STOPPED_MESSAGES
 from richprogress.story.diagnosis import diagnose
-from richprogress.story.fail_fast import Assessment, FailFastPolicy, assess
+from richprogress.story.fail_fast import Assessment, FailFastPolicy, assess, record_count
 from richprogress.story.known_failures import classify
 from richprogress.story.record_text import text_field
 from richprogress.story.steps import marks_step, phase_index, record_phase
@@ -257,11 +257,6 @@ def _fixer(record: Mapping[str, Any] | None) -> Fixer:
     return _FIXERS.get(failure.name, "cluster") if failure is not None else "cluster"
 
 
-def _count(record: Mapping[str, Any] | None) -> int:
-    count = record.get("count") if record is not None else None
-    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 1 else 1
-
-
 #: what a page says before any verdict reaches it
 PAGE_START: tuple[str, Cause | None, bool] = ("progressing", None, False)
 
@@ -347,7 +342,7 @@ def _failed(
         # it did not start: what stopped it is as sure as it gets
         certainty="decisive" if stopped_early or fatal else "reported",
         fixer=_fixer(record),
-        count=_count(record),
+        count=record_count(record) if record is not None else 1,
         fatal=fatal,
     )
     return Verdict("failed", found["phase"] or "requested", cause, now, stopped_early)
