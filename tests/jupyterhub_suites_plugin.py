@@ -9,7 +9,7 @@ runs them with this plugin::
     python3 -m pytest -p jupyterhub_suites_plugin --pyargs \\
         jupyterhub.tests.test_pages jupyterhub.tests.browser.test_browser
 
-Three things of this machine (and CI) are adapted, nothing of the tests themselves:
+Four things of this machine (and CI) are adapted, nothing the tests check:
 
 - JupyterHub's browser fixture launches Playwright's own Firefox, which cannot be
   downloaded here; it gets Debian's Chromium instead (as ui-tests/conftest.py uses).
@@ -20,6 +20,13 @@ Three things of this machine (and CI) are adapted, nothing of the tests themselv
   stops a local server with SIGINT first, so each stop waited out its 10 s interrupt
   timeout, and the suites' spawn-and-stop tests failed (5 failed, 6 errors, 32 minutes).
   SIGINT is given back its default before any server is spawned.
+- JupyterHub's ``open_token_page`` returns at ``domcontentloaded``, and its callers click
+  "Request new API token" at once. The button's handler comes from ``token.js``, which
+  RequireJS loads after that; on a busy 2-core machine the click came first, the form was
+  submitted as a plain GET (the page's URL ended in ``/hub/token?``) and
+  ``test_request_token_expiration`` waited 30 s for a token that was never asked for
+  (twice in a row, on different parameters). The helper also waits for ``load``, which
+  RequireJS's script tags hold back until ``token.js`` and what it needs have run.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -40,6 +48,8 @@ from richprogress.demo.browser import CHROMIUM, CHROMIUM_ARGS
 
 #: the module whose ``async_playwright`` gets Debian's Chromium
 BROWSER_CONFTEST = "jupyterhub.tests.browser.conftest"
+#: the module of JupyterHub's browser tests, whose token-page helper waits for its scripts
+BROWSER_TESTS = "jupyterhub.tests.browser.test_browser"
 
 
 def _allow_root_config_dir() -> str:
@@ -127,6 +137,24 @@ def pytest_plugin_registered(plugin: Any, manager: Any) -> None:
     # JupyterHub's browser conftest imported `async_playwright` into its namespace.
     if getattr(plugin, "__name__", "") == BROWSER_CONFTEST and hasattr(plugin, "async_playwright"):
         plugin.async_playwright = debian_chromium_playwright
+
+
+def _wait_for_token_page_scripts() -> None:
+    module = sys.modules.get(BROWSER_TESTS)
+    original = getattr(module, "open_token_page", None)
+    if original is None or getattr(original, "_richprogress_wrapped", False):
+        return
+
+    async def open_token_page(app: Any, browser: Any, user: Any) -> None:
+        await original(app, browser, user)
+        await browser.wait_for_load_state("load")
+
+    open_token_page._richprogress_wrapped = True  # type: ignore[attr-defined]
+    module.open_token_page = open_token_page  # type: ignore[union-attr]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _wait_for_token_page_scripts()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
