@@ -16,6 +16,7 @@ Routes, relative to the hub prefix, collected in ``default_handlers``:
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from jupyterhub.handlers import BaseHandler
@@ -65,13 +66,23 @@ class FailurePageHandler(BaseHandler):
         self.finish(html)
 
 
+def forbidden(message: str) -> web.HTTPError:
+    """A 403 whose message JupyterHub's error page shows under "403 : Forbidden".
+
+    JupyterHub 5 puts a given ``reason`` in place of the message, and 6 shows the message
+    only beside it: the message goes in as the page's HTML (escaped), which both show."""
+    error = web.HTTPError(403, message, reason="Forbidden")
+    error.jupyterhub_html_message = html.escape(message)  # type: ignore[attr-defined]
+    return error
+
+
 class FailuresHandler(BaseHandler):
     """The admin's page of recent failed spawns."""
 
     @web.authenticated
     async def get(self) -> None:
         if not sees_all_failures(self.parsed_scopes):
-            raise web.HTTPError(403, NOT_FOR_YOU, reason="Forbidden")
+            raise forbidden(NOT_FOR_YOU)
         cause = self.get_argument("cause", None) or None
         before = int_argument(self, "before", None, -(2**62), 2**62)
         store = history_for(self.settings.get("config"), self.log)
