@@ -87,6 +87,20 @@ async def test_out_of_memory_at_start_ends_early(hub):
     assert "ran out of memory" in live[-1]["summary"]
 
 
+async def test_the_hub_logs_a_stopped_start_in_one_line_without_a_traceback(hub):
+    """JupyterHub 6 logs a SpawnException in one line; JupyterHub 5 (z2jh 4.x) has none, and
+    logged fail-fast's stop as an "Unhandled error" with two tracebacks per spawn."""
+    before = hub.log_path.read_text(errors="replace")
+    events, _ = await spawn_with(hub, "lina", {"profile": "image-not-found"})
+    assert events[-1].get("failed") is True
+    logged = hub.log_path.read_text(errors="replace")[len(before):]
+    # JupyterHub 6: "Not starting lina's server : ..."; 5: "Error starting lina's server: ..."
+    errors = [line for line in logged.splitlines() if line.startswith("[E ") and "lina" in line]
+    assert len(errors) == 1, logged[-3000:]
+    assert "starting lina's server" in errors[0] and "was not found in its registry" in errors[0]
+    assert "Traceback" not in logged and "Unhandled error" not in logged
+
+
 async def test_relaunch_after_fail_fast_starts_clean(hub):
     events, _ = await spawn_with(hub, "rhea", {"profile": "image-not-found"})
     assert events[-1].get("failed") is True

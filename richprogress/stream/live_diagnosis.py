@@ -13,6 +13,7 @@ problem is shown (it may be the one that overcomes it, e.g. the ``Scheduled`` af
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import timedelta
@@ -193,8 +194,14 @@ def stopped_early_facts(diagnosis: LiveDiagnosis | None, at: float) -> dict[str,
 
 try:  # JupyterHub >= 6: logged without a traceback, counted as a "failure" in metrics
     from jupyterhub.spawner import SpawnException as _FailureBase
-except ImportError:  # pragma: no cover - JupyterHub 5
-    _FailureBase = Exception
+except ImportError:
+    # JupyterHub 5 has no SpawnException: it logs any other error of start() as "Unhandled
+    # error" with its traceback, but an HTTPError as one line ("Error starting alice's
+    # server: ..."), since its message is meant for the user
+    from tornado.web import HTTPError as _FailureBase
+
+#: JupyterHub 6's failure reason label for a spawn fail-fast ended
+STOPPED_EARLY_METRIC_REASON = "stopped-early"
 
 
 class StoppedEarly(_FailureBase):
@@ -204,12 +211,36 @@ class StoppedEarly(_FailureBase):
     """
 
     def __init__(self, summary: str) -> None:
-        if _FailureBase is Exception:  # pragma: no cover - JupyterHub 5
-            Exception.__init__(self, summary)
+        if _FailureBase.__name__ == "SpawnException":
+            super().__init__(summary, reason=STOPPED_EARLY_METRIC_REASON)
         else:
-            super().__init__(summary, reason="stopped-early")
+            # JupyterHub 5: an HTTPError, whose message it logs in one line
+            super().__init__(500, summary.replace("%", "%%"))
         self.summary = summary
         self.jupyterhub_message = summary
 
     def __str__(self) -> str:
         return self.summary
+
+
+class _NotAgainAfterTimeout(logging.Filter):
+    """Drops tornado's second report of a start fail-fast ended, on JupyterHub 5.
+
+    JupyterHub 5 waits for a start with tornado's ``gen.with_timeout`` (its
+    ``slow_spawn_timeout``); a start that fails after that wait is logged by tornado once
+    more, "Exception in Future ... after timeout", with its traceback, beside JupyterHub's
+    own one line ("Error starting alice's server: ..."). Only a ``StoppedEarly`` is dropped.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, StoppedEarly)
+
+
+def quiet_tornado_after_timeout() -> None:
+    """Install ``_NotAgainAfterTimeout`` on tornado's application log, once (JupyterHub 5)."""
+    if _FailureBase.__name__ == "SpawnException":
+        return
+    log = logging.getLogger("tornado.application")
+    if not any(isinstance(f, _NotAgainAfterTimeout) for f in log.filters):
+        log.addFilter(_NotAgainAfterTimeout())

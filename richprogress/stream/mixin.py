@@ -40,7 +40,12 @@ from richprogress.story.fail_fast import FailFastPolicy
 from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.inbox import Subscription
 from richprogress.stream.intake import add_record
-from richprogress.stream.live_diagnosis import LiveDiagnoser, StoppedEarly, stop_early
+from richprogress.stream.live_diagnosis import (
+    LiveDiagnoser,
+    StoppedEarly,
+    quiet_tornado_after_timeout,
+    stop_early,
+)
 from richprogress.stream.parent_progress import MESSAGE, message_record, open_parent_feed
 from richprogress.stream.patience import PatiencePlan
 from richprogress.stream.progress_events import progress_events
@@ -274,6 +279,7 @@ class RichProgressMixin(LoggingConfigurable):
         """Start the server as the parent class does, recording the spawn's timeline."""
         from jupyterhub.utils import maybe_future
 
+        quiet_tornado_after_timeout()
         timeline = self._rp_claim_timeline()
         # the spawn's facts, as its options are now (JupyterHub applied the user's)
         keep_facts(self, timeline)
