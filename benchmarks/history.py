@@ -197,7 +197,8 @@ def jinja() -> Environment:
         PrefixLoader({"templates": FileSystemLoader([stock])}, "/"),
         FileSystemLoader([template_path(), stock]),
     ])
-    return Environment(loader=loader, autoescape=True)
+    # as JupyterHub renders pages: async, so the spawn-history helpers are awaited
+    return Environment(loader=loader, autoescape=True, enable_async=True)
 
 
 def measure_reads(store: SpawnHistory, config: Config, total: int, samples: int) -> None:
