@@ -222,12 +222,23 @@ def failures_page_data(
         "failures": failures,
         "causes": causes,
         # the last day and week in words (starts, share failed, usual time, causes)
-        "stats": start_stats(store, now, counts),
+        "stats": start_stats(store, now, shown_counts(counts)),
         "cause": cause,
         "cause_shown": display_text(cause, NAME_LIMIT) if cause else None,
         "next_before": rows[-1]["id"] if more and rows else None,
         "available": store.available,
     }
+
+
+def shown_counts(counts: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
+    """Counts by cause with each cause as a page shows it (``display_text``; two causes
+    shown alike are counted together)."""
+    shown: dict[str, tuple[int, ...]] = {}
+    for cause, numbers in counts.items():
+        key = display_text(cause, NAME_LIMIT)
+        before = shown.get(key)
+        shown[key] = numbers if before is None else tuple(a + b for a, b in zip(before, numbers))
+    return shown
 
 
 def unavailable_page_data(cause: str | None, why: str) -> dict[str, Any]:
