@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
-from old_schema import as_old_schema
 import test_history_store as stored
+from old_schema import as_old_schema
 from test_history_store import T0, Clock, fake_spawner, image_not_found_records
 
 from richprogress.history import SpawnHistory

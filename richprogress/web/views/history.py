@@ -237,7 +237,7 @@ def shown_counts(counts: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...
     for cause, numbers in counts.items():
         key = display_text(cause, NAME_LIMIT)
         before = shown.get(key)
-        shown[key] = numbers if before is None else tuple(a + b for a, b in zip(before, numbers))
+        shown[key] = numbers if before is None else tuple(a + b for a, b in zip(before, numbers, strict=True))
     return shown
 
 
