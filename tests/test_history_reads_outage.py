@@ -38,6 +38,7 @@ from test_history_hub import history_hub_process, spawns_path, start, wait_store
 from test_history_store import end_spawn
 
 from richprogress.history import SpawnHistory
+from richprogress.history.read_pool import Read, ReadPool
 from richprogress.history.rows import build_row
 from richprogress.history.schema import SCHEMA_VERSION, spawns_table
 
@@ -126,6 +127,64 @@ def test_a_query_the_database_refuses_fails_that_read_only(
     assert "refused one read" in caplog.text
     assert [s["user_name"] for s in store.list_spawns("bob")] == ["bob"]
     assert asyncio.run(store.read_list_spawns("bob")).available
+
+
+def test_reads_stuck_on_the_database_hold_two_threads_and_the_rest_fail_fast() -> None:
+    """Reads that never come back (a gate stands for a stalled database): the first is
+    given up on at its deadline, every later one answers at once from the fallback, the
+    threads stay two however many pages ask, and reads go through again once it ends."""
+    gate = threading.Event()
+    pool = ReadPool(workers=2, max_waiting=4)
+
+    async def scenario() -> list[Read[str]]:
+        first = await pool.read(lambda: (gate.wait(), "db")[1], lambda: "memory", 0.1)
+        later = await asyncio.gather(*(pool.read(lambda: "db", lambda: "memory", 0.1) for _ in range(50)))
+        return [first, *later]
+
+    def page_threads() -> int:
+        return sum(t.name.startswith("rp-history-page") for t in threading.enumerate())
+
+    before = page_threads()  # other stores' threads, if any are still going
+    try:
+        t = time.monotonic()
+        reads = asyncio.run(scenario())
+        assert time.monotonic() - t < 1.0
+        assert [(r.value, r.reason) for r in reads[:2]] == [("memory", "timeout"), ("memory", "stalled")]
+        assert {r.reason for r in reads[1:]} == {"stalled"}
+        assert reads[1].why == "an earlier read is still waiting for its database"
+        assert page_threads() <= before + 1  # the stuck one; never one per page
+        gate.set()
+        for _ in range(100):
+            if not pool.stuck(0.1):
+                break
+            time.sleep(0.01)
+        again = asyncio.run(pool.read(lambda: "db", lambda: "memory", 1.0))
+        assert (again.value, again.available) == ("db", True)
+    finally:
+        gate.set()
+        pool.close()
+
+
+def test_too_many_waiting_reads_fail_fast() -> None:
+    """Both threads busy (not yet past the deadline) and ``max_waiting`` reads queued:
+    one more is not queued, it answers at once."""
+    gate = threading.Event()
+    pool = ReadPool(workers=2, max_waiting=2)
+
+    async def scenario() -> list[Read[str]]:
+        slow = [asyncio.ensure_future(pool.read(lambda: (gate.wait(), "db")[1], lambda: "memory", 5.0)) for _ in range(4)]
+        await asyncio.sleep(0.2)  # two run, two wait
+        extra = await pool.read(lambda: "db", lambda: "memory", 5.0)
+        gate.set()
+        return [extra, *await asyncio.gather(*slow)]
+
+    try:
+        extra, *slow = asyncio.run(scenario())
+        assert (extra.value, extra.reason) == ("memory", "busy")
+        assert [r.value for r in slow] == ["db"] * 4
+    finally:
+        gate.set()
+        pool.close()
 
 
 # -- a hub on SQLite: odd requests, hostile stored text -----------------------------------------

@@ -110,8 +110,11 @@ class ReadPool:
                     del self._running[number]
 
         future = self._executor.submit(run)
+        waited = asyncio.wrap_future(future)
+        # a read given up on may fail later: its error is nobody's to log as "never retrieved"
+        waited.add_done_callback(lambda done: done.cancelled() or done.exception())
         try:
-            value = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), deadline)
+            value = await asyncio.wait_for(asyncio.shield(waited), deadline)
         except asyncio.TimeoutError:
             if future.cancel():  # never began: it leaves the queue
                 with self._lock:
