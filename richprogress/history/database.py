@@ -36,6 +36,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from richprogress.history.schema import SchemaTooNew, ensure_schema
+from richprogress.model.display import display_line
 
 __all__ = [
     "Database",
@@ -173,7 +174,7 @@ class Database:
                 "it stays in use",
                 operation,
                 type(exc).__name__,
-                str(exc)[:500],
+                display_line(exc, 500),  # it may quote a request's text: escaped, cut
             )
             return False
         if isinstance(exc, SchemaTooNew):
@@ -190,7 +191,7 @@ class Database:
                 "finished spawns are kept in memory until it can",
                 safe_url(self._settings.url),
                 type(exc).__name__,
-                exc,
+                display_line(exc, 500),
             )
         return True
 
