@@ -36,6 +36,7 @@ from old_schema import as_old_schema, copy_row_as
 from pg_fixtures import postgres_server
 from test_history_hub import history_hub_process, spawns_path, start, wait_stored
 from test_history_store import end_spawn
+from traitlets import TraitError
 
 from richprogress.history import SpawnHistory
 from richprogress.history.read_pool import Read, ReadPool
@@ -127,6 +128,31 @@ def test_a_query_the_database_refuses_fails_that_read_only(
     assert "refused one read" in caplog.text
     assert [s["user_name"] for s in store.list_spawns("bob")] == ["bob"]
     assert asyncio.run(store.read_list_spawns("bob")).available
+
+
+def test_a_database_that_cannot_be_opened_is_down_for_reads(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A database that fails to open: the pages' reads say "down" (the first one after
+    trying, the next ones without trying), and memory still answers for its spawns."""
+    store = SpawnHistory(url=f"sqlite:///{tmp_path / 'no-such-folder' / 'history.sqlite'}")
+    try:
+        end_spawn(store, user="alice")
+        store.flush()
+        first = asyncio.run(store.read_list_spawns("bob"))
+        assert (first.value, first.reason) == ([], "down")
+        t = time.monotonic()
+        assert asyncio.run(store.read_last_by_server("bob")).reason == "down"
+        assert time.monotonic() - t < 0.1
+        alice = asyncio.run(store.read_last_spawn("alice"))
+        assert alice.available and alice.value is not None and alice.value["id"] < 0
+        assert "cannot be used" in caplog.text
+    finally:
+        store.close()
+
+
+def test_read_timeout_is_checked() -> None:
+    with pytest.raises(TraitError, match=r"SpawnHistory.read_timeout must be between 0.05 and 60 seconds, not 0.0"):
+        SpawnHistory(read_timeout=0)
+    assert SpawnHistory(read_timeout=0.5).read_timeout == 0.5
 
 
 def test_reads_stuck_on_the_database_hold_two_threads_and_the_rest_fail_fast() -> None:
