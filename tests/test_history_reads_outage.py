@@ -406,6 +406,8 @@ def test_a_stalled_postgresql_never_freezes_the_hub(tmp_path: Path) -> None:
                 assert "rp-notice-link" in page and NOTE in page, page[:3000]
                 times["home, again"], home = timed(lambda: alice.get(hub.url + "hub/home", timeout=10))
                 assert NOTE in home.text
+                times["spawn form"], form = timed(lambda: alice.get(hub.url + "hub/spawn", timeout=10))
+                assert form.status_code == 200 and NOTE in form.text and "anything" in form.text
                 times["failure page"], failed = timed(lambda: alice.get(hub.url + "hub/richprogress/failed/alice", timeout=10))
                 assert NOTE in failed.text
                 times["spawns list"], listed = timed(lambda: hub.api(spawns_path("alice"), "alice"))
