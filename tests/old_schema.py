@@ -2,8 +2,8 @@
 
 ``as_old_schema(url, version)`` turns a database the current store wrote into one of
 schema ``version`` (1 or 2), as those releases made it: names as ``VARCHAR(255)`` found
-by the ``(user_name, server_name, id)`` index, no name keys (schema 3), and for version 1
-no ``steps`` column. Rows keep their ids and names (names of more than 255 characters
+by the ``(user_name, server_name, id)`` index, none of the later columns (the name keys,
+a unique spawn id), and for version 1 no ``steps`` column. Rows keep their ids and names (names of more than 255 characters
 must not be there: the old releases cut them). SQLite and PostgreSQL.
 """
 
@@ -18,6 +18,10 @@ def as_old_schema(url: str, version: int) -> None:
     engine = sa.create_engine(url)
     try:
         with engine.begin() as conn:
+            columns = {c["name"] for c in sa.inspect(conn).get_columns("richprogress_spawns")}
+            if "spawn_uid" in columns:  # a later schema's unique spawn id: not in 1 or 2
+                conn.execute(sa.text("DROP INDEX ux_rp_spawns_uid"))
+                conn.execute(sa.text("ALTER TABLE richprogress_spawns DROP COLUMN spawn_uid"))
             conn.execute(sa.text("DROP INDEX ix_rp_spawns_owner"))
             for column in ("user_key", "server_key"):
                 conn.execute(sa.text(f"ALTER TABLE richprogress_spawns DROP COLUMN {column}"))
