@@ -36,7 +36,7 @@ Reason = Literal["down", "timeout", "stalled", "busy"]
 
 #: each reason as a sentence (the 503 answers, the log); they claim only what was seen
 REASONS: dict[str, str] = {
-    "down": "its database failed at the last try, and the hub tries it again shortly (the hub's log says why)",
+    "down": "its database failed at the last try (the hub's log says why)",
     "timeout": "its database did not answer in time",
     "stalled": "an earlier read is still waiting for its database",
     "busy": "too many reads are waiting for its database",

@@ -131,8 +131,8 @@ class SpawnHistory(LoggingConfigurable):
         help="""
         Seconds a page or an API request waits for the spawn history database (0.05 to
         60). Past it, and while a read is still stuck on the database, the page shows
-        what the hub remembers (each server's last spawn) and says the history cannot be
-        read right now; the list endpoints answer 503. The hub itself never waits: the
+        what the hub remembers (each server's last unwritten spawn) and says the history
+        is unavailable right now; the list endpoints answer 503. The hub itself never waits: the
         reads run on threads of their own.
         """,
     )
