@@ -28,8 +28,8 @@ Every route needs ``read:servers`` on that user's server, the scope that guards
 JupyterHub's own progress API: the owner and admins can read it; another user gets 404
 (JupyterHub answers "no access" and "no such thing" alike), a token without the scope 403.
 Unknown users and servers, and servers without a timeline, are 404. A spawn id that is
-not a whole number within a 64-bit integer (or is 0), a server name with a control
-character or longer than ``arguments.MAX_NAME``, and a bad ``limit`` or ``before`` are
+not a whole number within a 64-bit integer (or is 0), a user or server name with a
+control character or longer than ``arguments.MAX_NAME`` (on the spawns routes), and a bad ``limit`` or ``before`` are
 400, saying which. Database work runs on the store's page reader threads within
 ``SpawnHistory.read_timeout``, never on the hub's event loop; when the database cannot
 answer (down, stalled, too slow) and memory does not hold the answer, 503 says why.
@@ -142,10 +142,10 @@ class SpawnListAPIHandler(APIHandler):
 
     @needs_scope("read:servers")
     async def get(self, user_name: str, server_name: str = "") -> None:
-        user = self.find_user(user_name)
+        server_name = checked_name(server_name or "", "the server name")
+        user = self.find_user(checked_name(user_name, "the user name"))
         if user is None:
             raise web.HTTPError(404, "No such user")
-        server_name = checked_name(server_name or "", "the server name")
         limit = int_argument(self, "limit", 20, 1, MAX_LIMIT) or 20
         before = int_argument(self, "before", None, -(2**62), 2**62)
         store = history_for(self.settings.get("config"), self.log)
@@ -176,7 +176,7 @@ class SpawnAPIHandler(APIHandler):
     async def _serve(self, user_name: str, server_name: str, id_text: str) -> None:
         number = spawn_id(id_text)
         server_name = checked_name(server_name or "", "the server name")
-        user = self.find_user(user_name)
+        user = self.find_user(checked_name(user_name, "the user name"))
         if user is None:
             raise web.HTTPError(404, "No such user")
         store = history_for(self.settings.get("config"), self.log)
