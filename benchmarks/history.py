@@ -53,6 +53,7 @@ from jupyterhub.app import DATA_FILES_PATH  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 
 from richprogress.history import SpawnHistory, history_for  # noqa: E402
+from richprogress.history.rows import identity_key  # noqa: E402
 from richprogress.history.schema import spawns_table  # noqa: E402
 from richprogress.history.store import build_row, snapshot, timeline_of  # noqa: E402
 from richprogress.hub_setup import template_path  # noqa: E402
@@ -177,7 +178,7 @@ def populate(store: SpawnHistory, url: str, total: int) -> None:
             user, n = f"user{i % users}", i // users
             row = dict(failed_row if (i % 3 == 0) else ready_row)
             started = T0 + timedelta(seconds=i * 5)
-            row.update(user_name=user, server_name="", requested_at=started.replace(tzinfo=None),
+            row.update(user_name=user, server_name="", user_key=identity_key(user), requested_at=started.replace(tzinfo=None),
                        finished_at=(started + timedelta(seconds=95)).replace(tzinfo=None),
                        profile_slug=f"profile{i % 10}")  # 10 profiles (typical times)
             if n == 4 and i % users == 7:
@@ -197,7 +198,8 @@ def jinja() -> Environment:
         PrefixLoader({"templates": FileSystemLoader([stock])}, "/"),
         FileSystemLoader([template_path(), stock]),
     ])
-    return Environment(loader=loader, autoescape=True)
+    # as JupyterHub renders pages: async, so the spawn-history helpers are awaited
+    return Environment(loader=loader, autoescape=True, enable_async=True)
 
 
 def measure_reads(store: SpawnHistory, config: Config, total: int, samples: int) -> None:

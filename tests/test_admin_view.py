@@ -111,7 +111,8 @@ def environment() -> Environment:
             FileSystemLoader([template_path(), notice_template_path(), STOCK]),
         ]
     )
-    return Environment(loader=loader, autoescape=True)
+    # as JupyterHub renders pages: async, so the spawn-history helpers are awaited
+    return Environment(loader=loader, autoescape=True, enable_async=True)
 
 
 def hub_page(name: str, scopes: dict[str, Any], *, helpers: bool = True, **ns: Any) -> Node:

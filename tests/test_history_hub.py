@@ -107,11 +107,17 @@ richprogress.setup(c)
 
 @contextmanager
 def history_hub_process(
-    work: Path, history_url: str | None = None, image: str | None = None
+    work: Path,
+    history_url: str | None = None,
+    image: str | None = None,
+    read_timeout: float | None = None,
 ) -> Iterator[Hub]:
     """A real jupyterhub in ``work`` (reusing its database and secret when run again);
-    ``image``: the spawners' default image, else the spawner's own default."""
+    ``image``: the spawners' default image, else the spawner's own default;
+    ``read_timeout``: ``c.SpawnHistory.read_timeout``, else its default."""
     history_line = f"c.SpawnHistory.url = {history_url!r}" if history_url else ""
+    if read_timeout is not None:
+        history_line += f"\nc.SpawnHistory.read_timeout = {read_timeout!r}"
     with hub_process(
         work,
         SPAWNER_CODE.format(hostile=HOSTILE),

@@ -371,8 +371,10 @@ def test_spawn_facts_read_the_node_from_the_pod() -> None:
 
 
 def test_a_page_never_waits_long_for_a_database_that_does_not_answer(clock: Clock) -> None:
-    """A server that accepts connections and never speaks (a hung PostgreSQL): the page
-    helpers' reads return within their ``wait``, and ending a spawn does not wait at all."""
+    """A server that accepts connections and never speaks (a hung PostgreSQL): the pages'
+    reads return within ``read_timeout`` with what memory holds, saying the database did
+    not answer, and ending a spawn does not wait at all."""
+    import asyncio
     import socket
     import time
 
@@ -380,18 +382,23 @@ def test_a_page_never_waits_long_for_a_database_that_does_not_answer(clock: Cloc
     silent.bind(("127.0.0.1", 0))
     silent.listen(16)
     port = silent.getsockname()[1]
-    store = SpawnHistory(clock=clock, url=f"postgresql+psycopg2://rp@127.0.0.1:{port}/rp")
+    store = SpawnHistory(clock=clock, url=f"postgresql+psycopg2://rp@127.0.0.1:{port}/rp", read_timeout=0.5)
     try:
         t = time.monotonic()
         end_spawn(store)  # queues the write; the writer thread is the one that hangs
         assert time.monotonic() - t < 0.2
         t = time.monotonic()
-        spawn = store.last_spawn("alice", wait=0.5)
+        spawn = asyncio.run(store.read_last_spawn("alice")).value
         assert time.monotonic() - t < 1.0
         assert spawn is not None and spawn["id"] < 0  # from memory
         t = time.monotonic()
-        assert store.last_by_server("bob", wait=0.5) == {}
+        found = asyncio.run(store.read_last_by_server("bob"))
         assert time.monotonic() - t < 1.0
+        assert (found.value, found.reason) == ({}, "timeout")
+        # the read is still stuck on the connection: the next one does not wait for it
+        t = time.monotonic()
+        assert asyncio.run(store.read_last_by_server("bob")).reason == "stalled"
+        assert time.monotonic() - t < 0.2
     finally:
         silent.close()
         store.close()

@@ -118,7 +118,8 @@ def environment() -> Environment:
             FileSystemLoader([template_path(), STOCK]),
         ]
     )
-    return Environment(loader=loader, autoescape=True)
+    # as JupyterHub renders pages: async, so the spawn-history helpers are awaited
+    return Environment(loader=loader, autoescape=True, enable_async=True)
 
 
 def make_user(name: str, spawners: dict[str, Any]) -> SimpleNamespace:

@@ -4,13 +4,17 @@ Hand the store a SQLAlchemy engine with the schema in place, or
 None while the database cannot be used, without ever making the hub wait long for it.
 
 - **Lazy.** The engine is made at first use (the hub may start before its database).
-- **Outage.** A failure is logged once (the URL without its password); the database is
-  left alone for ``retry_seconds``, then tried again, and its return is logged too. A
-  database from a newer release (``SchemaTooNew``) is left alone for good.
+- **Outage.** A failure that says the database cannot be used (``is_outage``: it cannot be
+  connected to, the connection broke, a timeout) is logged once (the URL without its
+  password); the database is left alone for ``retry_seconds``, then tried again, and its
+  return is logged too. A database from a newer release (``SchemaTooNew``) is left alone
+  for good. Any other failure (a value the driver refuses, a bug in a query) is logged and
+  fails that one use only: one odd request must not take the history away from everyone.
 - **Pages never wait long.** A caller on the event loop passes ``wait``: a remote
   database is then connected on a reader thread and the caller waits at most that long.
-- **Reader threads** also run the handlers' reads (``run_on_reader``), so the loop never
-  waits on a query.
+- **Reads** (``read``) raise ``Unavailable`` while the database is down, so a page can tell
+  "nothing stored" from "cannot tell"; ``query`` answers a fallback instead. The pages run
+  them on their own threads with a deadline (``read_pool``), never on the hub's loop.
 - **Counted.** Every failed use is counted by operation (``connect``, ``read``, and the
   writer's ``write`` and ``prune``) in ``richprogress_store_errors_total``, which the
   example alert watches. The store does not know the metrics: ``setup(c)`` hands it their
@@ -28,11 +32,21 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import create_engine, event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from richprogress.history.schema import SchemaTooNew, ensure_schema
+from richprogress.model.display import display_line
 
-__all__ = ["Database", "DatabaseSettings", "driver_url", "make_engine", "safe_url"]
+__all__ = [
+    "Database",
+    "DatabaseSettings",
+    "Unavailable",
+    "driver_url",
+    "is_outage",
+    "make_engine",
+    "safe_url",
+]
 
 T = TypeVar("T")
 
@@ -65,6 +79,30 @@ def count_error(operation: str) -> None:
     """Tell every counter of one store error (``connect``, ``read``, ``write``, ``prune``)."""
     for counter in list(_error_counters):
         counter(operation)
+
+
+class Unavailable(Exception):
+    """The database cannot be used now (down since a failure, or failing now)."""
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Whether ``exc`` says the database cannot be used (so every use would fail), rather
+    than that one statement was refused.
+
+    Outages: a database from a newer release; SQLAlchemy's ``OperationalError`` (no
+    connection, a locked SQLite file, a server shutting down) and ``InterfaceError``; any
+    driver error that invalidated its connection (a disconnect); the pool's timeout; and
+    plain OS and timeout errors. Not outages: a value the driver cannot send
+    (``OverflowError`` for a too large number on SQLite, ``ValueError`` for a NUL byte on
+    PostgreSQL), a ``DataError``, a ``ProgrammingError``, an ``IntegrityError``.
+    """
+    if isinstance(exc, SchemaTooNew):
+        return True
+    if isinstance(exc, sa_exc.DBAPIError):
+        return bool(exc.connection_invalidated) or isinstance(
+            exc, (sa_exc.OperationalError, sa_exc.InterfaceError)
+        )
+    return isinstance(exc, (sa_exc.TimeoutError, sa_exc.DisconnectionError, OSError, TimeoutError))
 
 
 class Database:
@@ -120,10 +158,25 @@ class Database:
                 self._logged_down = False
         return self._engine
 
-    def went_down(self, exc: BaseException, operation: str) -> None:
-        """Count the failure of ``operation`` (connect, read, write, prune); log the first
-        one of an outage; keep to memory for ``retry_seconds``."""
+    def is_down(self) -> bool:
+        """Whether the database is being left alone after an outage (no wait, no lock)."""
+        return self._engine is None and time.monotonic() < self._down_until
+
+    def went_down(self, exc: BaseException, operation: str) -> bool:
+        """Count the failure of ``operation`` (connect, read, write, prune); whether it
+        was an outage. An outage (``is_outage``; any failure to connect) is logged at its
+        first failure and keeps the store to memory for ``retry_seconds``; any other
+        failure is logged and leaves the database in use."""
         self._count_error(operation)
+        if operation != "connect" and not is_outage(exc):
+            self._settings.log.error(
+                "richprogress: the spawn history database refused one %s (%s: %s); "
+                "it stays in use",
+                operation,
+                type(exc).__name__,
+                display_line(exc, 500),  # it may quote a request's text: escaped, cut
+            )
+            return False
         if isinstance(exc, SchemaTooNew):
             self._down_until = float("inf")
         else:
@@ -138,25 +191,32 @@ class Database:
                 "finished spawns are kept in memory until it can",
                 safe_url(self._settings.url),
                 type(exc).__name__,
-                exc,
+                display_line(exc, 500),
             )
+        return True
 
-    def query(self, fn: Callable[[Connection], T], fallback: T, wait: float | None = None) -> T:
-        """``fn`` on a connection, or ``fallback`` while the database is down (a failure
-        during ``fn`` counts as the database going down)."""
-        engine = self.connect(wait)
+    def read(self, fn: Callable[[Connection], T]) -> T:
+        """``fn`` on a connection; ``Unavailable`` while the database is down or when
+        ``fn`` meets an outage. Any other error of ``fn`` is logged, counted and raised:
+        it fails this read only."""
+        engine = self.connect()
         if engine is None:
-            return fallback
+            raise Unavailable(safe_url(self._settings.url))
         try:
             with engine.connect() as conn:
                 return fn(conn)
         except Exception as exc:
-            self.went_down(exc, "read")
-            return fallback
+            if self.went_down(exc, "read"):
+                raise Unavailable(safe_url(self._settings.url)) from exc
+            raise
 
-    def run_on_reader(self, fn: Callable[[], T]) -> Future[T]:
-        """Run ``fn`` on a reader thread."""
-        return self._readers.submit(fn)
+    def query(self, fn: Callable[[Connection], T], fallback: T) -> T:
+        """``fn`` on a connection, or ``fallback`` while the database is down (``read``;
+        an error that is no outage is raised)."""
+        try:
+            return self.read(fn)
+        except Unavailable:
+            return fallback
 
     def close(self) -> None:
         """Stop the reader threads (after their work) and release the engine."""

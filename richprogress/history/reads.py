@@ -4,7 +4,9 @@ Read stored spawns. Each function takes an open SQLAlchemy
 connection and returns plain dicts (``rows.full_spawn`` for one spawn shown whole,
 ``rows.summary_of`` for lists); none knows of memory, threads or outages
 (``SpawnHistory`` wraps them with those). Every query is served by an index of
-``schema.spawns_table``: per server (user, server, id), by outcome and time, by id.
+``schema.spawns_table``: per server (user key, server key, id), by outcome and time, by
+id. A user's or server's rows are found by the keys of the whole names and the whole
+names themselves (``owned_by``): never by a name cut to fit a column.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, func, select
+from sqlalchemy import ColumnElement, and_, case, func, select
 from sqlalchemy.engine import Connection
 
 from richprogress.history.rows import (
     SUMMARY_COLUMNS,
     full_spawn,
+    identity_key,
     naive_utc,
     step_totals,
     summary_of,
@@ -34,6 +37,7 @@ __all__ = [
     "last_spawn",
     "list_spawns",
     "outcome_counts_since",
+    "owned_by",
     "ready_seconds_since",
     "recent_failures",
     "typical_summaries",
@@ -44,12 +48,21 @@ t = spawns_table
 _summary = [t.c[c] for c in SUMMARY_COLUMNS]
 
 
+def owned_by(user: str, server: str | None = None) -> ColumnElement[bool]:
+    """The rows of ``user`` (of its ``server`` when given), by key (the index) and by
+    whole name."""
+    where = [t.c.user_key == identity_key(user), t.c.user_name == user]
+    if server is not None:
+        where += [t.c.server_key == identity_key(server), t.c.server_name == server]
+    return and_(*where)
+
+
 def last_spawn(conn: Connection, user: str, server: str) -> dict[str, Any] | None:
     """The server's last stored spawn (full), or None when it has none."""
     row = (
         conn.execute(
             select(t)
-            .where(t.c.user_name == user, t.c.server_name == server)
+            .where(owned_by(user, server))
             .order_by(t.c.id.desc())
             .limit(1)
         )
@@ -63,9 +76,9 @@ def last_by_server(conn: Connection, user: str, limit: int) -> dict[str, dict[st
     """The last stored spawn (summary) of each of a user's servers (at most ``limit``
     servers), by server name."""
     latest = (
-        select(t.c.server_name, func.max(t.c.id).label("id"))
-        .where(t.c.user_name == user)
-        .group_by(t.c.server_name)
+        select(t.c.server_key, func.max(t.c.id).label("id"))
+        .where(owned_by(user))
+        .group_by(t.c.server_key)
         .limit(limit)
         .subquery()
     )
@@ -77,7 +90,7 @@ def list_spawns(
     conn: Connection, user: str, server: str, *, limit: int, before: int | None
 ) -> list[dict[str, Any]]:
     """A server's stored spawns, newest first (summaries); ``before`` pages by id."""
-    query = select(*_summary).where(t.c.user_name == user, t.c.server_name == server)
+    query = select(*_summary).where(owned_by(user, server))
     if before is not None:
         query = query.where(t.c.id < before)
     rows = conn.execute(query.order_by(t.c.id.desc()).limit(limit)).mappings()
@@ -88,7 +101,7 @@ def get_spawn(conn: Connection, user: str, server: str, spawn_id: int) -> dict[s
     """One stored spawn of that server (full), or None (another server's id gives None)."""
     row = (
         conn.execute(
-            select(t).where(t.c.id == spawn_id, t.c.user_name == user, t.c.server_name == server)
+            select(t).where(t.c.id == spawn_id, owned_by(user, server))
         )
         .mappings()
         .first()

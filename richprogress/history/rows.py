@@ -7,6 +7,7 @@ store (``store.py``) and the pages that read it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import zlib
 from datetime import datetime, timezone
@@ -26,6 +27,12 @@ def naive_utc(moment: datetime) -> datetime:
     """A moment as the database columns hold it: UTC without a zone (every database
     compares those alike)."""
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def identity_key(name: str) -> str:
+    """The key a user's or a server's name is found by (``schema``): SHA-256 of the whole
+    name, in hex (64 characters whatever the name's length)."""
+    return hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _aware(moment: Any) -> datetime | None:
@@ -110,8 +117,11 @@ def build_row(snap: dict[str, Any]) -> dict[str, Any]:
         "progress": snap["progress"],
     }
     return {
-        "user_name": snap["user_name"][:255],
-        "server_name": snap["server_name"][:255],
+        # whole: a cut name could be another user's (found by key, schema 3)
+        "user_name": snap["user_name"],
+        "server_name": snap["server_name"],
+        "user_key": identity_key(snap["user_name"]),
+        "server_key": identity_key(snap["server_name"]),
         "requested_at": naive_utc(started),
         "finished_at": naive_utc(finished),
         "outcome": outcome,

@@ -9,6 +9,10 @@ Define the two tables and bring a database to ``SCHEMA_VERSION``.
   one column of zlib-compressed JSON, read only when a single spawn is shown. Since
   version 2, a ready spawn's seconds per step are also a small JSON column (``steps``),
   which the typical start times load at hub start.
+- **Identities whole.** Since version 3 a user's and a server's name are kept whole (no
+  length limit) and found by ``user_key`` and ``server_key``, the SHA-256 of each name
+  (``rows.identity_key``): a bounded, indexable value that two different names never
+  share, so a name cut to fit a column can no longer match another user's name.
 
 Upgrades: a release that changes the tables raises ``SCHEMA_VERSION`` and adds a function
 to ``MIGRATIONS`` that takes a connection from version N to N + 1 (in one transaction).
@@ -38,7 +42,11 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 
 #: the version of the tables this code writes
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+
+#: versions 1 and 2 cut names to this many characters: a name this long may be the
+#: start of a longer one
+OLD_NAME_LIMIT = 255
 
 metadata = MetaData()
 
@@ -53,8 +61,13 @@ spawns_table = Table(
     "richprogress_spawns",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("user_name", String(255), nullable=False),
-    Column("server_name", String(255), nullable=False, default=""),
+    # whole names (schema 3; versions 1 and 2 cut them to 255 characters)
+    Column("user_name", Text, nullable=False),
+    Column("server_name", Text, nullable=False, default=""),
+    # schema 3: SHA-256 (hex) of each name, what reads compare and index by; NULL on a
+    # row from before schema 3 whose name may have been cut (no one's reads find it)
+    Column("user_key", String(64)),
+    Column("server_key", String(64)),
     # naive UTC datetimes: every database compares them alike
     Column("requested_at", DateTime, nullable=False),
     Column("finished_at", DateTime, nullable=False),
@@ -77,7 +90,7 @@ spawns_table = Table(
     # spawn is shown
     Column("payload", LargeBinary, nullable=False),
     # a server's spawns, newest first (lists, the failure page, retention per server)
-    Index("ix_rp_spawns_server", "user_name", "server_name", "id"),
+    Index("ix_rp_spawns_owner", "user_key", "server_key", "id"),
     # the admin page: newest failures (by id, as it pages), newest of one cause, and the
     # counts by cause over a time range, from an index alone: SQLite's planner takes the
     # one in GROUP BY order (without it, it read table rows: 50 ms at 100k spawns),
@@ -96,8 +109,47 @@ def _add_steps_column(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE richprogress_spawns ADD COLUMN steps TEXT"))
 
 
+def _whole_names(conn: Connection) -> None:
+    """2 -> 3: names kept whole and found by their keys (``user_key``, ``server_key``).
+
+    The old rows get the keys of their names, except where a name has exactly
+    ``OLD_NAME_LIMIT`` characters: it may be a longer name cut, so it is nobody's for
+    sure, and its rows get no key (the admin page still lists them; they age out). The
+    index by name makes way for one by key, and the name columns become TEXT where the
+    database knows lengths (SQLite does not).
+    """
+    from richprogress.history.rows import identity_key
+
+    conn.execute(text("ALTER TABLE richprogress_spawns ADD COLUMN user_key VARCHAR(64)"))
+    conn.execute(text("ALTER TABLE richprogress_spawns ADD COLUMN server_key VARCHAR(64)"))
+    pairs = conn.execute(text("SELECT DISTINCT user_name, server_name FROM richprogress_spawns")).all()
+    for user, server in pairs:
+        if len(user) >= OLD_NAME_LIMIT or len(server) >= OLD_NAME_LIMIT:
+            continue
+        conn.execute(
+            text(
+                "UPDATE richprogress_spawns SET user_key = :uk, server_key = :sk "
+                "WHERE user_name = :u AND server_name = :s"
+            ),
+            {"uk": identity_key(user), "sk": identity_key(server), "u": user, "s": server},
+        )
+    dialect = conn.dialect.name
+    if dialect == "mysql":
+        conn.execute(text("DROP INDEX ix_rp_spawns_server ON richprogress_spawns"))
+        for column in ("user_name", "server_name"):
+            conn.execute(text(f"ALTER TABLE richprogress_spawns MODIFY {column} TEXT NOT NULL"))
+    else:
+        conn.execute(text("DROP INDEX ix_rp_spawns_server"))
+        if dialect == "postgresql":
+            for column in ("user_name", "server_name"):
+                conn.execute(text(f"ALTER TABLE richprogress_spawns ALTER COLUMN {column} TYPE TEXT"))
+    conn.execute(
+        text("CREATE INDEX ix_rp_spawns_owner ON richprogress_spawns (user_key, server_key, id)")
+    )
+
+
 #: step N -> N + 1, run in order by ``ensure_schema``
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_steps_column}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_steps_column, 2: _whole_names}
 
 
 class SchemaTooNew(RuntimeError):

@@ -10,7 +10,10 @@ spawns, recent failures across users, counts by cause), by putting together:
   (``keep_per_server``, ``max_age_days``);
 - ``memory.MemorySpawns``: a server's last spawn until its write is done, and whenever
   the database cannot be reached (bounded by ``memory_servers``);
-- ``reads``: the queries.
+- ``reads``: the queries;
+- ``read_pool.ReadPool``: the pages' reads (``read_*`` methods, awaited on the hub's
+  loop): on a few threads of their own, within ``read_timeout``; past it, or while the
+  database is down or a read is stuck on it, what memory holds, marked as such.
 
 **Never JupyterHub's own file.** The default is ``richprogress_history.sqlite`` in the
 hub's working directory (beside ``jupyterhub.sqlite``, on z2jh's hub volume): a second
@@ -19,7 +22,6 @@ writer in JupyterHub's SQLite file could lock the hub's own database.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -32,6 +34,7 @@ from traitlets.config import LoggingConfigurable
 from richprogress.history import reads
 from richprogress.history.database import Database, driver_url
 from richprogress.history.memory import MemorySpawns, with_unwritten
+from richprogress.history.read_pool import Read, ReadPool
 from richprogress.history.rows import build_row, snapshot, timeline_of
 from richprogress.history.writer import SpawnWriter
 from richprogress.model.times import utcnow
@@ -122,6 +125,27 @@ class SpawnHistory(LoggingConfigurable):
         help="Seconds after a database error before the store tries the database again.",
     )
 
+    read_timeout = Float(
+        2.0,
+        config=True,
+        help="""
+        Seconds a page or an API request waits for the spawn history database (0.05 to
+        60). Past it, and while a read is still stuck on the database, the page shows
+        what the hub remembers (each server's last unwritten spawn) and says the history
+        is unavailable right now; the list endpoints answer 503. The hub itself never waits: the
+        reads run on threads of their own.
+        """,
+    )
+
+    @validate("read_timeout")
+    def _check_read_timeout(self, proposal: Any) -> float:
+        value = float(proposal["value"])
+        if not 0.05 <= value <= 60:
+            raise TraitError(
+                f"SpawnHistory.read_timeout must be between 0.05 and 60 seconds, not {value!r}"
+            )
+        return value
+
     sweep_seconds = Float(
         3600.0,
         config=True,
@@ -133,6 +157,7 @@ class SpawnHistory(LoggingConfigurable):
         # the parts read this object's traits at each use, so they follow its config
         self._database = Database(self)
         self._memory = MemorySpawns(lambda: self.memory_servers)
+        self._pages = ReadPool()
         self.writer = SpawnWriter(self, self._database, self._memory, clock)
 
     @property
@@ -155,28 +180,23 @@ class SpawnHistory(LoggingConfigurable):
     def close(self) -> None:
         """Finish queued writes and release the database."""
         self.writer.close()
+        self._pages.close()
         self._database.close()
 
     # -- reading: memory first for a server's last spawn, then the database ----------------
 
-    def last_spawn(
-        self, user: str, server: str = "", *, wait: float | None = None
-    ) -> dict[str, Any] | None:
-        """The server's last finished spawn (full), or None when it has none.
-
-        ``wait``: called on the event loop (a page being rendered), wait at most this long
-        for a remote database to connect (``Database.connect``)."""
+    def last_spawn(self, user: str, server: str = "") -> dict[str, Any] | None:
+        """The server's last finished spawn (full), or None when it has none (or while
+        the database is down). Blocks: a page awaits ``read_last_spawn`` instead."""
         unwritten = self._memory.spawn(user, server)
         if unwritten is not None:
             return unwritten
-        return self._database.query(lambda conn: reads.last_spawn(conn, user, server), None, wait)
+        return self._database.query(lambda conn: reads.last_spawn(conn, user, server), None)
 
-    def last_by_server(
-        self, user: str, limit: int = 200, *, wait: float | None = None
-    ) -> dict[str, dict[str, Any]]:
+    def last_by_server(self, user: str, limit: int = 200) -> dict[str, dict[str, Any]]:
         """The last finished spawn (summary) of each of a user's servers, by server name."""
         empty: dict[str, dict[str, Any]] = {}
-        found = self._database.query(lambda conn: reads.last_by_server(conn, user, limit), empty, wait)
+        found = self._database.query(lambda conn: reads.last_by_server(conn, user, limit), empty)
         found.update(self._memory.summaries_of(user))
         return found
 
@@ -239,6 +259,58 @@ class SpawnHistory(LoggingConfigurable):
         none: list[dict[str, Any]] = []
         return self._database.query(lambda conn: reads.typical_summaries(conn, since, per_profile), none)
 
-    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run a reading method on a reader thread (handlers: the loop never waits on it)."""
-        return await asyncio.wrap_future(self._database.run_on_reader(lambda: fn(*args, **kwargs)))
+    # -- the pages' reads: awaited on the hub's loop, never waiting past read_timeout ----
+
+    async def read(self, fn: Callable[[], T], fallback: Callable[[], T]) -> Read[T]:
+        """``fn()`` (reads of this store, ``Database.read``) on a page reader thread
+        within ``read_timeout``; ``fallback()`` (memory, on the loop) with the reason while
+        the database is down, a read is stuck on it, or it does not answer in time."""
+        if self._database.is_down():
+            return Read(fallback(), "down")
+        return await self._pages.read(fn, fallback, self.read_timeout)
+
+    async def read_last_spawn(self, user: str, server: str = "") -> Read[dict[str, Any] | None]:
+        """``last_spawn`` for a page: from memory when the database cannot answer."""
+        unwritten = self._memory.spawn(user, server)
+        if unwritten is not None:
+            return Read(unwritten)
+        return await self.read(
+            lambda: self._database.read(lambda conn: reads.last_spawn(conn, user, server)),
+            lambda: None,
+        )
+
+    async def read_last_by_server(self, user: str, limit: int = 200) -> Read[dict[str, dict[str, Any]]]:
+        """``last_by_server`` for a page: memory's unwritten spawns when the database
+        cannot answer."""
+        empty: Callable[[], dict[str, dict[str, Any]]] = dict
+        found = await self.read(
+            lambda: self._database.read(lambda conn: reads.last_by_server(conn, user, limit)),
+            empty,
+        )
+        found.value.update(self._memory.summaries_of(user))
+        return found
+
+    async def read_list_spawns(
+        self, user: str, server: str = "", *, limit: int = 20, before: int | None = None
+    ) -> Read[list[dict[str, Any]]]:
+        """``list_spawns`` for an endpoint: when the database cannot answer, the reason
+        (the list says 503: memory holds one spawn, not the list)."""
+        none: Callable[[], list[dict[str, Any]]] = list
+        found = await self.read(
+            lambda: self._database.read(
+                lambda conn: reads.list_spawns(conn, user, server, limit=limit, before=before)
+            ),
+            none,
+        )
+        if found.available and before is None:
+            return Read(with_unwritten(found.value, self._memory.spawn(user, server), limit))
+        return found
+
+    async def read_spawn(self, user: str, server: str, spawn_id: int) -> Read[dict[str, Any] | None]:
+        """``get_spawn`` for an endpoint (a spawn in memory, negative id, needs no database)."""
+        if spawn_id < 0:
+            return Read(self.get_spawn(user, server, spawn_id))
+        return await self.read(
+            lambda: self._database.read(lambda conn: reads.get_spawn(conn, user, server, spawn_id)),
+            lambda: None,
+        )

@@ -22,11 +22,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import and_, delete, insert, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
 
 from richprogress.history.database import Database
 from richprogress.history.memory import MemorySpawns, ServerKey
+from richprogress.history.reads import owned_by
 from richprogress.history.rows import build_row, naive_utc, snapshot
 from richprogress.history.schema import spawns_table
 from richprogress.stream.spawn_end import SpawnEnd
@@ -109,7 +110,7 @@ class SpawnWriter:
     def _trim_server(self, conn: Connection, user: str, server: str) -> None:
         """Delete this server's spawns beyond ``keep_per_server`` (per-server index only)."""
         t = spawns_table
-        where = and_(t.c.user_name == user, t.c.server_name == server)
+        where = owned_by(user, server)  # by key and whole name, as the reads find them
         cutoff = conn.execute(
             select(t.c.id)
             .where(where)

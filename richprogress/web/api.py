@@ -27,8 +27,12 @@ Routes, relative to the hub prefix, collected in ``default_handlers``:
 Every route needs ``read:servers`` on that user's server, the scope that guards
 JupyterHub's own progress API: the owner and admins can read it; another user gets 404
 (JupyterHub answers "no access" and "no such thing" alike), a token without the scope 403.
-Unknown users and servers, and servers without a timeline, are 404. Database work runs on
-the store's reader threads, never on the hub's event loop.
+Unknown users and servers, and servers without a timeline, are 404. A spawn id that is
+not a whole number within a 64-bit integer (or is 0), a user or server name with a
+control character or longer than ``arguments.MAX_NAME`` (on the spawns routes), and a bad ``limit`` or ``before`` are
+400, saying which. Database work runs on the store's page reader threads within
+``SpawnHistory.read_timeout``, never on the hub's event loop; when the database cannot
+answer (down, stalled, too slow) and memory does not hold the answer, 503 says why.
 """
 
 from __future__ import annotations
@@ -42,15 +46,21 @@ from tornado import web
 from tornado.httputil import url_concat
 
 from richprogress.history import history_for, history_for_user, timeline_of
+from richprogress.history.read_pool import Read
 from richprogress.typical.cache import default_cache, typical_for_spawner
 from richprogress.typical.statistics import Typical
-from richprogress.web.arguments import int_argument
+from richprogress.web.arguments import checked_name, int_argument, spawn_id
 from richprogress.web.urls import hub_url
-from richprogress.web.views.history import stored_timeline
+from richprogress.web.views.history import stored_spawn
 from richprogress.web.views.payloads import spawner_facts, timeline_payload, timeline_report_text
 
 #: the most spawns one page of the spawns list holds
 MAX_LIMIT = 100
+
+
+def unavailable(found: Read[Any]) -> web.HTTPError:
+    """The 503 of a read the database could not answer, with the reason."""
+    return web.HTTPError(503, f"The spawn history cannot be read right now: {found.why}.")
 
 
 def typical_for_profile(config: Any, profile_slug: str | None) -> Typical | None:
@@ -86,9 +96,12 @@ class TimelineAPIHandler(APIHandler):
         else:
             # a replaced spawner (the spawn form), or a hub restart: the last stored spawn,
             # with the facts it was stored with; this spawner's options are another spawn's
-            stored = await history_for_user(user).run(stored_timeline, user, server_name)
-            if stored is None:
+            found = await history_for_user(user).read_last_spawn(user.name, server_name)
+            if found.value is None:
+                if not found.available:
+                    raise unavailable(found)
                 raise web.HTTPError(404, "No spawn timeline for this server")
+            stored = stored_spawn(found.value)
             timeline, facts = stored.timeline, stored.facts
             typical = typical_for_profile(self.settings.get("config"), stored.profile_slug)
         self.set_header("Cache-Control", "no-cache")
@@ -129,15 +142,18 @@ class SpawnListAPIHandler(APIHandler):
 
     @needs_scope("read:servers")
     async def get(self, user_name: str, server_name: str = "") -> None:
-        user = self.find_user(user_name)
+        server_name = checked_name(server_name or "", "the server name")
+        user = self.find_user(checked_name(user_name, "the user name"))
         if user is None:
             raise web.HTTPError(404, "No such user")
         limit = int_argument(self, "limit", 20, 1, MAX_LIMIT) or 20
         before = int_argument(self, "before", None, -(2**62), 2**62)
         store = history_for(self.settings.get("config"), self.log)
-        spawns = await store.run(
-            store.list_spawns, user.name, server_name or "", limit=limit + 1, before=before
-        )
+        found = await store.read_list_spawns(user.name, server_name, limit=limit + 1, before=before)
+        if not found.available:
+            # an empty list would say "no spawns": the truth is "cannot tell now"
+            raise unavailable(found)
+        spawns = found.value
         more = len(spawns) > limit
         spawns = spawns[:limit]
         next_url = (
@@ -154,16 +170,21 @@ class SpawnAPIHandler(APIHandler):
     """One stored spawn of a named server, served as the timeline endpoint would."""
 
     @needs_scope("read:servers")
-    async def get(self, user_name: str, server_name: str, spawn_id: str) -> None:
-        await self._serve(user_name, server_name, spawn_id)
+    async def get(self, user_name: str, server_name: str, id_text: str) -> None:
+        await self._serve(user_name, server_name, id_text)
 
-    async def _serve(self, user_name: str, server_name: str, spawn_id: str) -> None:
-        user = self.find_user(user_name)
+    async def _serve(self, user_name: str, server_name: str, id_text: str) -> None:
+        number = spawn_id(id_text)
+        server_name = checked_name(server_name or "", "the server name")
+        user = self.find_user(checked_name(user_name, "the user name"))
         if user is None:
             raise web.HTTPError(404, "No such user")
         store = history_for(self.settings.get("config"), self.log)
-        spawn = await store.run(store.get_spawn, user.name, server_name or "", int(spawn_id))
+        found = await store.read_spawn(user.name, server_name, number)
+        spawn = found.value
         if spawn is None:
+            if not found.available:
+                raise unavailable(found)
             raise web.HTTPError(404, "No such spawn")
         data = timeline_payload(timeline_of(spawn))
         for key in ("id", "outcome", "profile_slug", "profile_name", "facts", "steps", "cause"):
@@ -179,8 +200,8 @@ class DefaultServerSpawnAPIHandler(SpawnAPIHandler):
     """One stored spawn of the default server."""
 
     @needs_scope("read:servers")
-    async def get(self, user_name: str, spawn_id: str) -> None:
-        await self._serve(user_name, "", spawn_id)
+    async def get(self, user_name: str, id_text: str) -> None:
+        await self._serve(user_name, "", id_text)
 
 
 _USER = r"/api/richprogress/users/([^/]+)"

@@ -11,7 +11,10 @@ Routes, relative to the hub prefix, collected in ``default_handlers``:
     The admin page: recent failed spawns across users, filterable by ``?cause=``, with
     counts by cause over the last day and week. For admins and holders of ``read:servers``
     on every user (the hub's navbar links it for them: ``templates/notices/page.html``);
-    anyone else gets a 403 page that says so in a sentence.
+    anyone else gets a 403 page that says so in a sentence. ``?before=`` must be a whole
+    number and ``?cause=`` a name without control characters (else 400). When the
+    spawn history's database does not answer within ``SpawnHistory.read_timeout``, the
+    page says so and why, with nothing stored on it.
 """
 
 from __future__ import annotations
@@ -26,9 +29,13 @@ from tornado import web
 from tornado.httputil import url_concat
 
 from richprogress.history import history_for
-from richprogress.web.arguments import int_argument
+from richprogress.web.arguments import checked_name, int_argument
 from richprogress.web.urls import static_url
-from richprogress.web.views.history import failures_page_data, sees_all_failures
+from richprogress.web.views.history import (
+    failures_page_data,
+    sees_all_failures,
+    unavailable_page_data,
+)
 
 #: what a user who may not open the admin's failures page is told (JupyterHub's error page
 #: shows it under "403 : Forbidden")
@@ -84,17 +91,19 @@ class FailuresHandler(BaseHandler):
         if not sees_all_failures(self.parsed_scopes):
             raise forbidden(NOT_FOR_YOU)
         cause = self.get_argument("cause", None) or None
+        if cause is not None:
+            checked_name(cause, "the cause")
         before = int_argument(self, "before", None, -(2**62), 2**62)
         store = history_for(self.settings.get("config"), self.log)
-        data = await store.run(
-            failures_page_data,
-            store,
-            cause=cause,
-            before=before,
-            limit=50,
-            hub_base_url=self.hub.base_url,
-            viewer_name=self.current_user.name,
+        viewer = self.current_user.name
+        base_url = self.hub.base_url
+        found = await store.read(
+            lambda: failures_page_data(
+                store, cause=cause, before=before, limit=50, hub_base_url=base_url, viewer_name=viewer
+            ),
+            lambda: {},
         )
+        data = found.value if found.available else unavailable_page_data(cause, found.why)
         next_url = (
             url_concat(self.request.path, {k: str(v) for k, v in (("cause", cause), ("before", data["next_before"])) if v is not None})
             if data["next_before"] is not None

@@ -4,9 +4,15 @@
 Templates call ``richprogress.static_url``, ``richprogress.pending_data``,
 ``richprogress.failure_view``, ``richprogress.viewer_name``,
 ``richprogress.failures_url`` (the navbar's link for admins) and, for the spawn history,
-``richprogress.history.failure_view`` and ``richprogress.history.notices``. Everything
+``richprogress.history.stored_failure`` and ``richprogress.history.notices``. Everything
 returns data (strings, numbers, dicts); Jinja autoescapes it and the browser code uses
 ``textContent``, so no HTML is ever built from event or user text.
+
+The two spawn-history helpers are coroutines: JupyterHub renders its pages with an async
+Jinja environment, which awaits them, so the page waits on a reader thread (within
+``SpawnHistory.read_timeout``) while the hub's event loop goes on serving everyone else.
+They are meant for the pages JupyterHub renders that way (home, spawn, the failure page);
+its sync environment (error pages) must not call them.
 
 The failure views take the page's ``static_url`` too: JupyterHub gives templates no
 request, and that bound method is the one way to its handler, whose request gives the
@@ -20,7 +26,13 @@ from typing import Any
 from richprogress.web import urls
 from richprogress.web.views import pending
 from richprogress.web.views.failure import FailureView, failure_view
-from richprogress.web.views.history import failure_notices, sees_all_failures, stored_failure_view
+from richprogress.web.views.history import (
+    Notices,
+    StoredFailure,
+    failure_notices,
+    sees_all_failures,
+    stored_failure,
+)
 from richprogress.web.views.payloads import spawner_facts
 
 
@@ -30,12 +42,13 @@ class HistoryHelpers:
     def __init__(self, viewer_name: str | None = None) -> None:
         self.viewer_name = viewer_name
 
-    def failure_view(
+    async def stored_failure(
         self, user: Any, server_name: str, hub_base_url: str, page_static_url: Any = None
-    ) -> FailureView | None:
-        """The failure page from the store, when the server's last spawn failed and it is
-        neither running nor starting now."""
-        return stored_failure_view(
+    ) -> StoredFailure:
+        """The failure page from the store (``.view``), when the server's last spawn
+        failed and it is neither running nor starting now; ``.note`` when the store could
+        not be read."""
+        return await stored_failure(
             user,
             server_name,
             hub_base_url,
@@ -43,10 +56,11 @@ class HistoryHelpers:
             hub_url=urls.page_hub_url(page_static_url),
         )
 
-    def notices(self, user: Any, hub_base_url: str) -> list[dict[str, Any]]:
+    async def notices(self, user: Any, hub_base_url: str) -> Notices:
         """One notice per server of ``user`` whose last start failed (and that is not
-        running or starting now), newest first."""
-        return failure_notices(user, hub_base_url)
+        running or starting now), newest first (``.items``); ``.note`` when the store
+        could not be read."""
+        return await failure_notices(user, hub_base_url)
 
 
 class TemplateHelpers:

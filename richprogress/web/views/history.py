@@ -3,7 +3,12 @@ notice on the home page and the spawn form, the admin's failures page.
 
 Stored spawns become plain data for the templates (``richprogress.history`` there, see
 ``template_vars.HistoryHelpers``) and for the handlers. Jinja autoescapes it; no HTML is
-built here.
+built here, and stored text (names, causes, summaries) is shown through
+``model.display.display_text``, as on the failure page: controls and bidi marks escaped,
+long text cut.
+
+The reads are awaited (``SpawnHistory.read_*``: threads of their own, a deadline); when
+the database cannot answer, the page shows what memory holds with ``UNAVAILABLE_NOTE``.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from jupyterhub.scopes import Scope
 
 from richprogress.history import history_for_user, timeline_of
 from richprogress.history.facts import shown_facts_of
+from richprogress.history.read_pool import Read
 from richprogress.model.display import display_text
 from richprogress.model.records import PHASE_LABELS
 from richprogress.model.timeline import SpawnTimeline
@@ -26,9 +32,17 @@ from richprogress.web.urls import failure_page_url
 from richprogress.web.views.failure import FailureView, failure_view
 from richprogress.web.views.rows import breakable_parts, for_viewer
 
-#: seconds a page (rendered on the hub's event loop) waits for a database that is not yet
-#: connected; past it the page shows what memory holds
-PAGE_WAIT = 1.0
+#: what a page says when the spawn history's database did not answer (down, stalled, too
+#: slow) and the page shows only the last spawns the hub holds in memory
+UNAVAILABLE_NOTE = "Spawn history is unavailable right now; showing what the hub remembers."
+
+#: the longest name or cause a page shows whole (the failure page cuts names alike)
+NAME_LIMIT = 300
+
+
+def note_of(found: Read[Any]) -> str | None:
+    """``UNAVAILABLE_NOTE`` when the database did not answer ``found``, else None."""
+    return None if found.available else UNAVAILABLE_NOTE
 
 
 def _busy(user: Any, server_name: str) -> bool:
@@ -51,34 +65,41 @@ class StoredSpawn:
     profile_slug: str | None
 
 
-def stored_timeline(user: Any, server_name: str) -> StoredSpawn | None:
-    """The server's last finished spawn from the store (None without one)."""
-    spawn = history_for_user(user).last_spawn(user.name, server_name or "")
-    if spawn is None:
-        return None
+def stored_spawn(spawn: dict[str, Any]) -> StoredSpawn:
+    """A stored spawn as the timeline endpoints serve it."""
     slug = spawn.get("profile_slug")
     return StoredSpawn(timeline_of(spawn), shown_facts_of(spawn), slug if isinstance(slug, str) else None)
 
 
-def stored_failure_view(
+@dataclass(frozen=True)
+class StoredFailure:
+    """The stored failure page: its view (None: the stock page), and ``note`` when the
+    database could not be read (``UNAVAILABLE_NOTE``)."""
+
+    view: FailureView | None
+    note: str | None = None
+
+
+async def stored_failure(
     user: Any,
     server_name: str,
     hub_base_url: str,
     viewer_name: str | None,
     hub_url: str | None = None,
-) -> FailureView | None:
+) -> StoredFailure:
     """The failure page from the store, when the server's last spawn failed and it is
     neither running nor starting now."""
     server_name = server_name or ""
     if _busy(user, server_name):
-        return None
+        return StoredFailure(None)
     try:
-        spawn = history_for_user(user).last_spawn(user.name, server_name, wait=PAGE_WAIT)
+        found = await history_for_user(user).read_last_spawn(user.name, server_name)
     except Exception:  # the page must render even if the store misbehaves
-        return None
+        return StoredFailure(None)
+    spawn = found.value
     if spawn is None or spawn.get("outcome") != "failed":
-        return None
-    return failure_view(
+        return StoredFailure(None, note_of(found))
+    return StoredFailure(failure_view(
         user.name,
         server_name,
         timeline_of(spawn),
@@ -88,7 +109,7 @@ def stored_failure_view(
         viewer_name=viewer_name,
         facts=shown_facts_of(spawn),
         own_pod=(spawn.get("facts") or {}).get("pod"),
-    )
+    ), note_of(found))
 
 
 def notice_for(spawn: dict[str, Any], hub_base_url: str, user_name: str) -> dict[str, Any]:
@@ -97,29 +118,42 @@ def notice_for(spawn: dict[str, Any], hub_base_url: str, user_name: str) -> dict
     server = spawn.get("server_name") or ""
     return {
         "spawn_id": spawn.get("id"),
-        "server_name": server,
+        "server_name": display_text(server, NAME_LIMIT),
         "ago": time_ago(finished, utcnow()),
         "finished_iso": spawn.get("finished_at"),
         "finished_utc": utc_text(finished) if finished else "",
-        "summary": spawn.get("summary") or "The server could not start.",
+        "summary": display_text(spawn.get("summary") or "The server could not start."),
         "url": failure_page_url(hub_base_url, user_name, server),
     }
 
 
-def failure_notices(user: Any, hub_base_url: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Notices:
+    """The home page's and spawn form's notices, and ``note`` when the database could
+    not be read (``UNAVAILABLE_NOTE``)."""
+
+    items: list[dict[str, Any]]
+    note: str | None = None
+    #: the owner's name as the notices show it (to an admin on someone's spawn form)
+    owner: str = ""
+
+
+async def failure_notices(user: Any, hub_base_url: str) -> Notices:
     """One notice per server of ``user`` whose last start failed (and that is not running
     or starting now), newest first."""
     try:
-        last = history_for_user(user).last_by_server(user.name, wait=PAGE_WAIT)
+        found = await history_for_user(user).read_last_by_server(user.name)
     except Exception:
-        return []
+        return Notices([])
+    owner = display_text(user.name, NAME_LIMIT)
     failed = [
         spawn
-        for server, spawn in last.items()
+        for server, spawn in found.value.items()
         if spawn.get("outcome") == "failed" and not _busy(user, server)
     ]
     failed.sort(key=lambda s: s.get("finished_at") or "", reverse=True)
-    return [notice_for(spawn, hub_base_url, user.name) for spawn in failed[:5]]
+    items = [notice_for(spawn, hub_base_url, user.name) for spawn in failed[:5]]
+    return Notices(items, note_of(found), owner)
 
 
 def sees_all_failures(parsed_scopes: Any) -> bool:
@@ -158,7 +192,10 @@ def failures_page_data(
     more = len(rows) > limit
     rows = rows[:limit]
     counts = store.cause_counts_since(now - timedelta(days=7), now - timedelta(days=1))
-    causes = [{"cause": name, "week": week, "day": day} for name, (week, day) in counts.items()]
+    causes = [
+        {"cause": name, "shown": display_text(name, NAME_LIMIT), "week": week, "day": day}
+        for name, (week, day) in counts.items()
+    ]
     failures = []
     for spawn in rows:
         finished = parse_timestamp(spawn.get("finished_at"))
@@ -166,6 +203,11 @@ def failures_page_data(
         failures.append(
             {
                 **spawn,
+                # names and causes are whoever's text: shown as the failure page shows them
+                **{
+                    key: display_text(spawn.get(key), NAME_LIMIT) if spawn.get(key) else spawn.get(key)
+                    for key in ("user_name", "server_name", "profile_name", "profile_slug", "cause")
+                },
                 "summary": said,
                 # long names (an image) break only after "/", ":" and ".", not at a hyphen
                 "summary_parts": breakable_parts(said),
@@ -180,8 +222,35 @@ def failures_page_data(
         "failures": failures,
         "causes": causes,
         # the last day and week in words (starts, share failed, usual time, causes)
-        "stats": start_stats(store, now, counts),
+        "stats": start_stats(store, now, shown_counts(counts)),
         "cause": cause,
+        "cause_shown": display_text(cause, NAME_LIMIT) if cause else None,
         "next_before": rows[-1]["id"] if more and rows else None,
         "available": store.available,
+    }
+
+
+def shown_counts(counts: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
+    """Counts by cause with each cause as a page shows it (``display_text``; two causes
+    shown alike are counted together)."""
+    shown: dict[str, tuple[int, ...]] = {}
+    for cause, numbers in counts.items():
+        key = display_text(cause, NAME_LIMIT)
+        before = shown.get(key)
+        shown[key] = numbers if before is None else tuple(a + b for a, b in zip(before, numbers, strict=True))
+    return shown
+
+
+def unavailable_page_data(cause: str | None, why: str) -> dict[str, Any]:
+    """The admin's failures page when the database did not answer: nothing stored, and
+    why (``read_pool.REASONS``)."""
+    return {
+        "failures": [],
+        "causes": [],
+        "stats": [],
+        "cause": cause,
+        "cause_shown": display_text(cause, NAME_LIMIT) if cause else None,
+        "next_before": None,
+        "available": False,
+        "why": why,
     }
