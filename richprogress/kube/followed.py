@@ -36,6 +36,7 @@ from typing import Any
 from richprogress.kube.event_index import POD, EventIndex
 from richprogress.kube.reflectors import IndexedEventReflector
 from richprogress.kube.stale_events import _first_time, _last_time
+from richprogress.model.display import display_line
 from richprogress.model.records import EventRecord
 from richprogress.stream.inbox import ObjectKey, Subscription
 
@@ -138,7 +139,7 @@ async def followed_objects(spawner: Any, option: Any) -> list[FollowedObject]:
             spec = check_spec(raw, f"followed_objects[{i}]")
             name = expand_name(spec["name"], fields, spawner._expand_user_properties)
         except Exception as e:
-            spawner.log.error("richprogress: skipping %s", e)
+            spawner.log.error("richprogress: skipping %s", display_line(str(e)))  # names may be typed
             continue
         found.append(FollowedObject(spec["kind"], name, spawner.namespace, spec.get("api_version")))
     return found

@@ -33,6 +33,7 @@ from typing import Any
 from traitlets import Bool, Dict, Float, Integer, Unicode, validate
 from traitlets.config import LoggingConfigurable
 
+from richprogress.model.display import display_line
 from richprogress.model.records import EventRecord
 from richprogress.model.settings import check_number, refusal
 from richprogress.model.timeline import DEFAULT_MAX_RECORDS, STOPPED_BEFORE_READY, SpawnTimeline
@@ -366,7 +367,11 @@ class RichProgressMixin(LoggingConfigurable):
         summary, record = stop_early(timeline, broadcast.live, timeout)
         self._rp_add_record(timeline, broadcast, record)
         broadcast.notify()
-        self.log.info("richprogress: stopping %s early: %s", getattr(self, "_log_name", "?"), summary)
+        # the summary may quote an image name someone typed: the hub log gets it escaped as
+        # the command line shows it (a terminal escape must not drive an admin's terminal),
+        # and so does JupyterHub's own log line of the failure, which is this exception's text
+        summary = display_line(summary)
+        self.log.info("richprogress: stopping %s early: %s", display_line(getattr(self, "_log_name", "?")), summary)
         try:
             await self.stop(now=True)
         except Exception:

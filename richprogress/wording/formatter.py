@@ -19,6 +19,7 @@ from traitlets import List as ListTrait
 from traitlets import TraitError, Union, observe, validate
 from traitlets.config import LoggingConfigurable
 
+from richprogress.model.display import display_line
 from richprogress.model.records import EventRecord
 from richprogress.model.settings import refusal, setting_name, takes_arguments
 from richprogress.wording.default_rules import DEFAULT_RULES
@@ -211,7 +212,10 @@ class EventFormatter(LoggingConfigurable):
             return
         if len(self._logged) < 10_000:
             self._logged.add(key)
-        self.log.error(msg, *args, exc_info=exc_info)
+        # the arguments may hold event text (a reason, a rule's groups): escaped as the
+        # command line shows it, so that no terminal escape reaches the hub log raw
+        shown = tuple(display_line(a) if isinstance(a, str) else a for a in args)
+        self.log.error(msg, *shown, exc_info=exc_info)
 
     def _build(self, fields: Fields) -> EventRecord:
         """The record the rules make for ``fields``, never cached."""
