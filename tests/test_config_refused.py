@@ -330,3 +330,24 @@ def test_a_real_hub_with_good_settings_starts(tmp_path: Path) -> None:
     with hub_process(tmp_path, GOOD_SPAWNER, spawner_class="Spawner", users=["alice"], tokens={"admin": "token-admin-good-config"}, extra_config=extra) as hub:
         assert hub.api("", "admin").status_code == 200
     assert "richprogress:" not in hub.log.read_text()
+
+
+def test_the_reference_says_what_every_setting_accepts() -> None:
+    from richprogress.history.store import SpawnHistory
+    from richprogress.kube.spawner import RichKubeSpawner
+    from richprogress.stream.mixin import RichProgressMixin
+    from richprogress.typical.cache import TypicalTimes
+    from richprogress.wording.formatter import EventFormatter
+
+    reference = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `(c\.\w+\.\w+)` \|.*$", reference, re.M)}
+    missing = []
+    for cls in (EventFormatter, RichProgressMixin, RichKubeSpawner, TypicalTimes, SpawnHistory):
+        for name, trait in cls.class_traits(config=True).items():
+            if not trait.this_class.__module__.startswith("richprogress") or trait.this_class is not cls:
+                continue
+            accepts = trait.metadata.get("allowed")
+            row = rows.get(f"c.{cls.__name__}.{name}", "")
+            if not accepts or accepts not in row:
+                missing.append(f"c.{cls.__name__}.{name}")
+    assert missing == []
