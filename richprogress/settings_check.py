@@ -24,8 +24,8 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from traitlets import HasTraits, TraitError, TraitType
-from traitlets.config import Config, LazyConfigValue
+from traitlets import TraitError, TraitType
+from traitlets.config import Config, Configurable, LazyConfigValue
 from traitlets.config.loader import DeferredConfig
 
 from richprogress.model.settings import show
@@ -40,7 +40,7 @@ class SettingsError(TraitError):
     """A richprogress setting the hub must not start with; its text is the one line."""
 
 
-def _our_classes(config: Config) -> list[type[HasTraits]]:
+def _our_classes(config: Config) -> list[type[Configurable]]:
     """The richprogress classes whose settings ``config`` may hold (the hub's spawner class
     too, when it mixes ours in: ``c.MySpawner.fail_fast`` configures it)."""
     from richprogress.history.store import SpawnHistory
@@ -48,7 +48,7 @@ def _our_classes(config: Config) -> list[type[HasTraits]]:
     from richprogress.typical.cache import TypicalTimes
     from richprogress.wording.formatter import EventFormatter
 
-    classes: list[type[HasTraits]] = [EventFormatter, SpawnHistory, TypicalTimes, RichProgressMixin]
+    classes: list[type[Configurable]] = [EventFormatter, SpawnHistory, TypicalTimes, RichProgressMixin]
     spawner = _spawner_class(config)
     if spawner is not None and issubclass(spawner, RichProgressMixin):
         classes.append(spawner)
@@ -93,7 +93,7 @@ def _resolved(value: Any, trait: TraitType[Any, Any]) -> Any:
     return value
 
 
-def _values(cls: type[HasTraits], config: Config) -> Iterator[tuple[str, str, Any]]:
+def _values(cls: type[Configurable], config: Config) -> Iterator[tuple[str, str, Any]]:
     """(section, name, value) of each setting ``config`` holds for ``cls``: the most
     derived section wins, as when traitlets loads them."""
     found: dict[str, tuple[str, Any]] = {}
@@ -106,7 +106,7 @@ def _values(cls: type[HasTraits], config: Config) -> Iterator[tuple[str, str, An
         yield section, name, value
 
 
-def _problem(obj: HasTraits, trait: TraitType[Any, Any], section: str, value: Any) -> str | None:
+def _problem(obj: Configurable, trait: TraitType[Any, Any], section: str, value: Any) -> str | None:
     """Why ``value`` cannot be the trait's, as one line naming ``c.{section}.{name}``."""
     name = trait.name
     setting = f"c.{section}.{name}"

@@ -141,8 +141,8 @@ BAD = [
      "c.SpawnHistory.url", "jupyterhub.sqlite?timeout=5", "is JupyterHub's own database"),
     ("url-hub-file-by-another-path", 'c.SpawnHistory.url = "sqlite:////srv/jupyterhub/./../jupyterhub/jupyterhub.sqlite"\n',
      "c.SpawnHistory.url", "/./../jupyterhub/", "is JupyterHub's own database"),
-    ("url-hub-db-url", 'c.JupyterHub.db_url = "sqlite:///" + tmp + "/hub.sqlite"\n'
-     'c.SpawnHistory.url = "sqlite:///" + tmp + "/./hub.sqlite?timeout=5"\n',
+    ("url-hub-db-url", ('c.JupyterHub.db_url = "sqlite:///" + tmp + "/hub.sqlite"\n'
+                        'c.SpawnHistory.url = "sqlite:///" + tmp + "/./hub.sqlite?timeout=5"\n'),
      "c.SpawnHistory.url", "hub.sqlite?timeout=5", "is JupyterHub's own database"),
     ("url-trailing-slash", 'c.SpawnHistory.url = "sqlite:////srv/jupyterhub/history/"\n',
      "c.SpawnHistory.url", "history/'", "names a folder, not a file"),
