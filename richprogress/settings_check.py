@@ -177,7 +177,46 @@ def settings_problems(config: Config) -> dict[str, str]:
                 problems[setting] = problem
     for setting, problem in _cross_problems(config):
         problems.setdefault(setting, problem)
+    for cls in [c for c in classes if "profile_list" in c.class_traits()]:  # KubeSpawner's profiles
+        for setting, problem in _override_problems(cls, config):
+            problems.setdefault(setting, problem)
     return problems
+
+
+def _overrides(profiles: Any) -> Iterator[tuple[str, Any]]:
+    """(where, override dict) of each ``kubespawner_override`` of a ``profile_list``: the
+    profiles' own, and those of their options' choices."""
+    if not isinstance(profiles, list):
+        return  # a callable: its profiles are known only at a spawn
+    for i, profile in enumerate(profiles):
+        if not isinstance(profile, dict):
+            continue
+        yield f"[{i}].kubespawner_override", profile.get("kubespawner_override")
+        options = profile.get("profile_options")
+        for option_name, option in (options.items() if isinstance(options, dict) else ()):
+            choices = option.get("choices") if isinstance(option, dict) else None
+            for choice_name, choice in (choices.items() if isinstance(choices, dict) else ()):
+                if isinstance(choice, dict):
+                    where = f"[{i}].profile_options[{option_name!r}].choices[{choice_name!r}].kubespawner_override"
+                    yield where, choice.get("kubespawner_override")
+
+
+def _override_problems(cls: type[Configurable], config: Config) -> Iterator[tuple[str, str]]:
+    """Our settings in a profile's ``kubespawner_override``, which KubeSpawner applies at a
+    spawn (where a bad one would fail that spawn): checked now like the others."""
+    traits = cls.class_traits(config=True)
+    found = {name: (section, value) for section, name, value in _values(cls, config)}
+    if "profile_list" not in found:
+        return
+    section, profiles = found["profile_list"]
+    obj = cls.__new__(cls)
+    for where, override in _overrides(profiles):
+        for name, value in (override.items() if isinstance(override, dict) else ()):
+            trait = traits.get(name)
+            if trait is not None and _ours(trait):
+                problem = _problem(obj, trait, f"{section}.profile_list{where}", value)
+                if problem:
+                    yield f"c.{section}.profile_list{where}.{name}", problem
 
 
 def _did_you_mean(name: str, names: set[str]) -> str:

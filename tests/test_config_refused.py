@@ -120,6 +120,12 @@ BAD = [
      "c.RichKubeSpawner.fail_fsat", "'fail_fsat'", "did you mean 'fail_fast'?"),
     ("kubespawner-section", 'c.KubeSpawner.fail_fast = "off"\n',
      "c.KubeSpawner.fail_fast", "'off'", "True or False"),
+    ("profile-override", 'c.KubeSpawner.profile_list = [{"slug": "gpu", "display_name": "GPU", "kubespawner_override": {"fail_fast_hold": -1}}]\n',
+     "c.KubeSpawner.profile_list[0].kubespawner_override.fail_fast_hold", "= -1", "seconds, 0 (do not time) or more"),
+    ("profile-choice-override", ('c.KubeSpawner.profile_list = [{"slug": "x", "display_name": "X", "profile_options": {"size": {"display_name": "Size", '
+                                 '"choices": {"big": {"display_name": "Big", "kubespawner_override": {"spawn_timeline_max_records": 0}}}}}}]\n'),
+     "c.KubeSpawner.profile_list[0].profile_options['size'].choices['big'].kubespawner_override.spawn_timeline_max_records",
+     "= 0", "a whole number, at least 1"),
     # -- the spawn history: these broke storing, or its pages, at the first spawn
     ("keep-zero", "c.SpawnHistory.keep_per_server = 0\n",
      "c.SpawnHistory.keep_per_server", "= 0", "a whole number, at least 1"),
