@@ -4,8 +4,9 @@ Traitlets checks a class's settings when an object of it is made, and JupyterHub
 late: the spawner (and with it the formatter and its rules) at each spawn, the spawn history
 when the first spawn ends. So a bad value started a hub whose every spawn then failed. This
 module runs each setting of each richprogress class through that class's own checks (its
-traits' types and its ``@validate`` methods, on an object that is never initialized), and
-refuses names that are no setting of our classes (a typo would silently do nothing).
+traits' types and its ``@validate`` methods, on an object that is never initialized),
+refuses names that are no setting of our classes (a typo would silently do nothing), and
+checks our settings in a ``profile_list``'s ``kubespawner_override`` the same way.
 
 When: ``richprogress.setup(c)`` leaves ``c.JupyterHub.template_vars`` as a
 ``CheckedTemplateVars``, a ``LazyConfigValue`` that traitlets resolves when JupyterHub loads
@@ -145,7 +146,9 @@ def _cross_problems(config: Config) -> Iterator[tuple[str, str]]:
 
 
 def settings_problems(config: Config) -> dict[str, str]:
-    """Each refused setting (``c.Section.name``) and the line that says why, in config order."""
+    """Each refused setting (``c.Section.name``) and the line that says why: names that are
+    no setting first, then values class by class, then those seen with another setting,
+    then our settings in the spawner's profiles."""
     problems: dict[str, str] = {}
     classes = _our_classes(config)
     # a section's settings are those of every class it configures (c.RichProgressMixin.image
