@@ -279,6 +279,23 @@ def _problem(records: Sequence[EventRecord]) -> bool:
     return decisive_record(records) is not None and not ended_running(records)
 
 
+def _started(records: Sequence[EventRecord]) -> bool:
+    """Whether the events end with a container started after every problem. Other events
+    with no failure in them (an init container started, then a pull) may be those of a
+    spawn the hub's timeout cut off, which the diagnosis words as the failure page does."""
+    return bool(records) and records[-1].get("reason") == "Started" and ended_running(records)
+
+
+def no_failure(records: Sequence[EventRecord]) -> dict[str, Any]:
+    """``--diagnose`` on events that end with a container started: say there is no
+    failure, rather than a cause (without one, a diagnosis could only guess a timeout)."""
+    if decisive_record(records) is not None:  # a problem that the later start overcame
+        summary = "No failure that lasted in these events: the last one says the container started."
+    else:
+        summary = "No failure in these events: the last one says the container started."
+    return {"summary": summary, "hint": None, "phase": records[-1].get("phase"), "record_id": None}
+
+
 def _timeline(records: Sequence[EventRecord], args: argparse.Namespace, color: bool) -> str:
     diagnosis = _for_terminal(diagnose(records)) if _problem(records) else None
     return render_timeline_text(records, diagnosis=diagnosis, color=color, raw=args.raw)
@@ -378,7 +395,7 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
             raise InputError(
                 f"the input mixes the events of {len(pods)} pods and --diagnose explains one: add --pod NAME ({names})"
             )
-        diagnosis = dict(_for_terminal(diagnose(records)))
+        diagnosis = no_failure(records) if _started(records) else dict(_for_terminal(diagnose(records)))
         out.write(_json_line({**diagnosis, "pod": chosen}, ascii_only))
         return 0
     color = _use_color(out, args.color)

@@ -8,7 +8,9 @@ One call does four things, and each piece is exported for people who wire by han
   own versions override);
 - appends ``richprogress.web.default_handlers`` to ``c.JupyterHub.extra_handlers``;
 - adds the ``richprogress`` template variable (``richprogress.web.template_helpers``) to
-  ``c.JupyterHub.template_vars``;
+  ``c.JupyterHub.template_vars``, whose value also checks every richprogress setting when
+  JupyterHub loads the config: a bad one stops the hub at start, in one line naming the
+  setting, its value and what is allowed (``richprogress.settings_check``);
 - subscribes the spawn history to spawn endings (``richprogress.history.enable()``).
 
 Calling it twice changes nothing the second time.
@@ -34,6 +36,7 @@ from typing import Any
 from traitlets.config import Config, LazyConfigValue
 
 from richprogress import history
+from richprogress.settings_check import CheckedTemplateVars
 from richprogress.stream import spawn_end
 from richprogress.typical import cache as typical_cache
 from richprogress.web import default_handlers, paths, template_helpers
@@ -98,11 +101,19 @@ def setup(c: Config) -> None:
         else:
             hub.extra_handlers = list(extra) + missing
 
+    # template_vars also carries the check of every richprogress setting, run when JupyterHub
+    # loads the config (after the whole file ran): a bad setting stops the hub at start
     template_vars = hub.template_vars
-    if isinstance(template_vars, LazyConfigValue):
+    if isinstance(template_vars, CheckedTemplateVars):
         template_vars.update({TEMPLATE_VAR: template_helpers})
     else:
-        hub.template_vars = {**template_vars, TEMPLATE_VAR: template_helpers}
+        checked = CheckedTemplateVars(c)
+        if isinstance(template_vars, LazyConfigValue):
+            checked.update(template_vars.to_dict().get("update") or {})
+        else:
+            checked.update(template_vars)
+        checked.update({TEMPLATE_VAR: template_helpers})
+        hub.template_vars = checked
 
     # keep every finished spawn in the spawn history (c.SpawnHistory)
     history.enable()

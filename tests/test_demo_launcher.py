@@ -229,3 +229,16 @@ def test_a_cluster_that_cannot_start_is_reported_with_its_log(
         hub.start()
     assert "192.0.2.1" in str(raised.value)
     assert hub.pids == []
+
+
+def test_a_relative_state_dir_works_and_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the hub and the cluster run inside the state folder: a relative path must still name it
+    monkeypatch.chdir(tmp_path)
+    with DemoHub(speed=50, workdir="state") as hub:
+        with urllib.request.urlopen(f"{hub.url}hub/api/", timeout=10) as response:
+            assert "version" in json.loads(response.read())
+        assert hub.workdir == tmp_path / "state"
+        assert hub.problem() is None
+    kept = {path.name for path in (tmp_path / "state").iterdir()}
+    assert {"jupyterhub.sqlite", "jupyterhub_cookie_secret"} <= kept
+    assert not (tmp_path / "state" / "state").exists()

@@ -251,7 +251,7 @@ def test_async_hook_in_sync_call_keeps_default_and_is_closed(caplog: pytest.LogC
 
 
 def test_hook_must_be_callable() -> None:
-    with pytest.raises(TraitError, match="format_hook must be callable"):
+    with pytest.raises(TraitError, match="format_hook = .not callable.: None, or a callable"):
         EventFormatter(format_hook="not callable")
 
 

@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             f"Open {url} and log in with any name and password.\n"
             f"Pick a scenario in the spawn form (image-not-found shows a failure).\n"
             f"Press Ctrl-C to stop. (hub log: {hub.log_path})"
-            + (f"\nState is kept in {args.state_dir}: run again with --state-dir to restart the hub." if args.state_dir else ""),
+            + (f"\nState is kept in {hub.workdir}: run again with --state-dir to restart the hub." if args.state_dir else ""),
             flush=True,
         )
         while not stop.wait(0.5):

@@ -116,7 +116,9 @@ class DemoHub:
             float(start_timeout) if start_timeout is not None else default_start_timeout(speed)
         )
         self._own_workdir = workdir is None
-        self._workdir_arg = Path(workdir) if workdir is not None else None
+        # resolved now: the hub and the cluster run in that folder, where a relative path
+        # would name another one (and the demo's config reads it from the environment)
+        self._workdir_arg = Path(workdir).expanduser().resolve() if workdir is not None else None
         self.extra_config = extra_config
         self.history_url = history_url
         self.keep_logs = keep_logs

@@ -36,7 +36,9 @@ from richprogress.history.database import Database, driver_url
 from richprogress.history.memory import MemorySpawns, with_unwritten
 from richprogress.history.read_pool import Read, ReadPool
 from richprogress.history.rows import build_row, snapshot, timeline_of
+from richprogress.history.url_check import url_problem
 from richprogress.history.writer import SpawnWriter
+from richprogress.model.settings import check_number, setting_name, show
 from richprogress.model.times import utcnow
 from richprogress.stream.spawn_end import SpawnEnd
 
@@ -76,14 +78,14 @@ class SpawnHistory(LoggingConfigurable):
     def _default_url(self) -> str:
         return "sqlite:///" + os.path.join(os.getcwd(), DEFAULT_FILE)
 
+    url.tag(allowed="a SQLAlchemy URL of a database of its own (never JupyterHub's own file)")
+
     @validate("url")
     def _check_url(self, proposal: Any) -> str:
         value = str(proposal["value"])
-        if value.startswith("sqlite") and value.rstrip("/").endswith("jupyterhub.sqlite"):
-            raise TraitError(
-                f"SpawnHistory.url {value!r} is JupyterHub's own database: use a file of its "
-                "own (e.g. sqlite:///richprogress_history.sqlite)"
-            )
+        problem = url_problem(value)
+        if problem:
+            raise TraitError(f"{setting_name(self, 'url')} = {show(value)}: {problem}")
         return value
 
     keep_per_server = Integer(
@@ -95,11 +97,11 @@ class SpawnHistory(LoggingConfigurable):
         """,
     )
 
+    keep_per_server.tag(allowed="a whole number, at least 1")
+
     @validate("keep_per_server")
     def _check_keep(self, proposal: Any) -> int:
-        if int(proposal["value"]) < 1:
-            raise TraitError("SpawnHistory.keep_per_server must be at least 1")
-        return int(proposal["value"])
+        return int(check_number(self, proposal, least=1))
 
     max_age_days = Float(
         90.0,
@@ -137,20 +139,35 @@ class SpawnHistory(LoggingConfigurable):
         """,
     )
 
-    @validate("read_timeout")
-    def _check_read_timeout(self, proposal: Any) -> float:
-        value = float(proposal["value"])
-        if not 0.05 <= value <= 60:
-            raise TraitError(
-                f"SpawnHistory.read_timeout must be between 0.05 and 60 seconds, not {value!r}"
-            )
-        return value
-
     sweep_seconds = Float(
         3600.0,
         config=True,
         help="Seconds between two deletions of spawns older than ``max_age_days``.",
     )
+
+    # what each setting accepts (refusals and docs/configuration.md say the same)
+    max_age_days.tag(allowed="days, 0 (no age limit) to 36500")
+    memory_servers.tag(allowed="a whole number, at least 1")
+    retry_seconds.tag(allowed="seconds, 0 or more")
+    sweep_seconds.tag(allowed="seconds, 0 or more")
+    read_timeout.tag(allowed="seconds, from 0.05 to 60")
+
+    @validate("read_timeout")
+    def _check_read_timeout(self, proposal: Any) -> float:
+        return float(check_number(self, proposal, least=0.05, most=60))
+
+    @validate("max_age_days")
+    def _check_max_age(self, proposal: Any) -> float:
+        # beyond a century the cutoff date would overflow
+        return float(check_number(self, proposal, least=0, most=36500))
+
+    @validate("memory_servers")
+    def _check_memory_servers(self, proposal: Any) -> int:
+        return int(check_number(self, proposal, least=1))
+
+    @validate("retry_seconds", "sweep_seconds")
+    def _check_seconds(self, proposal: Any) -> float:
+        return float(check_number(self, proposal, least=0))
 
     def __init__(self, clock: Callable[[], datetime] = utcnow, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -36,6 +36,7 @@ from typing import Any
 from richprogress.kube.event_index import POD, EventIndex
 from richprogress.kube.reflectors import IndexedEventReflector
 from richprogress.kube.stale_events import _first_time, _last_time
+from richprogress.model.display import display_line
 from richprogress.model.records import EventRecord
 from richprogress.stream.inbox import ObjectKey, Subscription
 
@@ -47,6 +48,14 @@ RELATED_POD = "related:" + POD
 #: names a name template may use besides KubeSpawner's own (``{username}``, ...)
 _SPAWNER_FIELDS = ("pod_name", "pvc_name", "namespace")
 _SPEC_KEYS = frozenset({"kind", "name", "api_version"})
+#: the fields a name template may use: ours, then those of KubeSpawner 7's
+#: ``_expand_user_properties`` (a typo would otherwise skip the object at every spawn)
+NAME_FIELDS = (
+    *_SPAWNER_FIELDS,
+    "userid", "username", "servername", "user_server", "unescaped_username", "unescaped_servername",
+    "hubnamespace", "safe_username", "safe_servername", "safe_user_server",
+    "escaped_username", "escaped_servername", "escaped_user_server",
+)
 
 
 @dataclass(frozen=True)
@@ -83,9 +92,15 @@ def check_spec(spec: Any, where: str) -> dict[str, str]:
     if not isinstance(name, str) or not name:
         raise ValueError(f"{where}: 'name' must be a non-empty name template, not {name!r}")
     try:
-        list(string.Formatter().parse(name))
+        fields = {field for _, field, _, _ in string.Formatter().parse(name) if field is not None}
     except ValueError as e:
         raise ValueError(f"{where}: 'name' {name!r} is not a valid template: {e}") from None
+    unknown_fields = sorted(f for f in fields if f not in NAME_FIELDS)
+    if unknown_fields:
+        raise ValueError(
+            f"{where}: 'name' {name!r} names {', '.join('{' + f + '}' for f in unknown_fields)}, which a "
+            f"name template is not given; fields: {', '.join('{' + f + '}' for f in NAME_FIELDS)}"
+        )
     if api_version is not None and (not isinstance(api_version, str) or not api_version):
         raise ValueError(f"{where}: 'api_version' must be 'group/version' or omitted, not {api_version!r}")
     checked = {"kind": kind, "name": name}
@@ -124,7 +139,7 @@ async def followed_objects(spawner: Any, option: Any) -> list[FollowedObject]:
             spec = check_spec(raw, f"followed_objects[{i}]")
             name = expand_name(spec["name"], fields, spawner._expand_user_properties)
         except Exception as e:
-            spawner.log.error("richprogress: skipping %s", e)
+            spawner.log.error("richprogress: skipping %s", display_line(str(e)))  # names may be typed
             continue
         found.append(FollowedObject(spec["kind"], name, spawner.namespace, spec.get("api_version")))
     return found

@@ -54,6 +54,7 @@ from richprogress.kube.reflectors import IndexedEventReflector, IndexedPodReflec
 from richprogress.kube.stale_events import StaleEventFilter
 from richprogress.model.event_order import last_seen_order
 from richprogress.model.records import EventRecord
+from richprogress.model.settings import check_number, refusal, setting_name, takes_arguments
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.inbox import ObjectKey, Subscription
@@ -146,13 +147,27 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         """,
     )
 
+    # what each setting accepts (refusals and docs/configuration.md say the same)
+    pvc_events_enabled.tag(allowed="True or False")
+    event_clock_skew.tag(allowed="seconds, 0 to 3600")
+    followed_objects.tag(
+        allowed="a list of {'kind', 'name', 'api_version'} dicts, or a callable taking the spawner"
+    )
+
+    @validate("event_clock_skew")
+    def _check_skew(self, proposal: Any) -> Any:
+        return check_number(self, proposal, least=0, most=3600)
+
     @validate("followed_objects")
     def _check_followed_objects(self, proposal: Any) -> Any:
         value = proposal["value"]
+        name = setting_name(self, "followed_objects")
         if callable(value):
+            if not takes_arguments(value, 1):
+                raise refusal(self, "followed_objects", value, "a callable must take the spawner as its one argument")
             return value
         try:
-            return [check_spec(spec, f"RichKubeSpawner.followed_objects[{i}]") for i, spec in enumerate(value)]
+            return [check_spec(spec, f"{name}[{i}]") for i, spec in enumerate(value)]
         except ValueError as e:
             raise TraitError(str(e)) from None
 
@@ -167,6 +182,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         by their ``related`` pod too.
         """,
     )
+    follow_related_events.tag(allowed="True or False")
 
     def _default_waiting_for(self) -> dict[str, str]:
         return {

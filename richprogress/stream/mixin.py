@@ -30,10 +30,12 @@ import asyncio
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
-from traitlets import Bool, Dict, Float, Integer, Unicode
+from traitlets import Bool, Dict, Float, Integer, Unicode, validate
 from traitlets.config import LoggingConfigurable
 
+from richprogress.model.display import display_line
 from richprogress.model.records import EventRecord
+from richprogress.model.settings import check_number, refusal
 from richprogress.model.timeline import DEFAULT_MAX_RECORDS, STOPPED_BEFORE_READY, SpawnTimeline
 from richprogress.model.times import utcnow
 from richprogress.story.fail_fast import FailFastPolicy
@@ -48,6 +50,7 @@ from richprogress.stream.live_diagnosis import (
 )
 from richprogress.stream.parent_progress import MESSAGE, message_record, open_parent_feed
 from richprogress.stream.patience import PatiencePlan
+from richprogress.stream.patience_check import message_problem, waiting_for_problem
 from richprogress.stream.progress_events import progress_events
 from richprogress.stream.pump import Closer, run_pump, stop_pump
 from richprogress.stream.since_spawn import spawn_requested_at
@@ -177,6 +180,46 @@ class RichProgressMixin(LoggingConfigurable):
         Bounds the memory a failed spawn keeps until the next spawn of that server.
         """,
     )
+
+    # what each setting accepts (refusals and docs/configuration.md say the same)
+    patience_after.tag(allowed="seconds, 0 (no still-waiting rows) or more")
+    patience_growth.tag(allowed="a number greater than 1, at most 100")
+    patience_message.tag(allowed="a str.format template naming only {waiting_for}, {elapsed}, {seconds}")
+    patience_waiting_for.tag(allowed="a dict: step (or 'step:severity') -> non-empty text")
+    fail_fast.tag(allowed="True or False")
+    fail_fast_repeats.tag(allowed="a whole number, 0 (do not count) or more")
+    fail_fast_hold.tag(allowed="seconds, 0 (do not time) or more")
+    spawn_timeline_max_records.tag(allowed="a whole number, at least 1")
+
+    @validate("patience_after", "fail_fast_hold")
+    def _check_seconds(self, proposal: Any) -> Any:
+        return check_number(self, proposal, least=0)
+
+    @validate("patience_growth")
+    def _check_growth(self, proposal: Any) -> Any:
+        return check_number(self, proposal, above=1, most=100)
+
+    @validate("fail_fast_repeats")
+    def _check_repeats(self, proposal: Any) -> Any:
+        return check_number(self, proposal, least=0)
+
+    @validate("spawn_timeline_max_records")
+    def _check_max_records(self, proposal: Any) -> Any:
+        return check_number(self, proposal, least=1)
+
+    @validate("patience_message")
+    def _check_message(self, proposal: Any) -> Any:
+        problem = message_problem(proposal["value"])
+        if problem:
+            raise refusal(self, "patience_message", proposal["value"], problem)
+        return proposal["value"]
+
+    @validate("patience_waiting_for")
+    def _check_waiting_for(self, proposal: Any) -> Any:
+        problem = waiting_for_problem(proposal["value"])
+        if problem:
+            raise refusal(self, "patience_waiting_for", proposal["value"], problem)
+        return proposal["value"]
 
     #: The current or last spawn's timeline (None before the first spawn of this object).
     #: Read by pages and handlers through ``user.spawners[server_name]``.
@@ -330,7 +373,11 @@ class RichProgressMixin(LoggingConfigurable):
         summary, record = stop_early(timeline, broadcast.live, timeout)
         self._rp_add_record(timeline, broadcast, record)
         broadcast.notify()
-        self.log.info("richprogress: stopping %s early: %s", getattr(self, "_log_name", "?"), summary)
+        # the summary may quote an image name someone typed: the hub log gets it escaped as
+        # the command line shows it (a terminal escape must not drive an admin's terminal),
+        # and so does JupyterHub's own log line of the failure, which is this exception's text
+        summary = display_line(summary)
+        self.log.info("richprogress: stopping %s early: %s", display_line(getattr(self, "_log_name", "?")), summary)
         try:
             await self.stop(now=True)
         except Exception:

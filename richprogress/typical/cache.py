@@ -21,6 +21,7 @@ from traitlets import Dict, Float, Integer, TraitError, validate
 from traitlets.config import LoggingConfigurable
 
 from richprogress.model.records import PHASE_NAMES
+from richprogress.model.settings import check_number, setting_name
 from richprogress.model.times import utcnow
 from richprogress.typical import statistics
 from richprogress.typical.profile import profile_slug_of
@@ -105,7 +106,7 @@ class TypicalTimes(LoggingConfigurable):
     def _validate_expected(self, proposal: Any) -> Any:
         value = proposal["value"]
         for slug, times in value.items():
-            where = f"TypicalTimes.expected[{slug!r}]"
+            where = f"{setting_name(self, 'expected')}[{slug!r}]"
             if not isinstance(slug, str) or not isinstance(times, Mapping):
                 raise TraitError(f"{where} must map a profile slug to a dict of times")
             for key, seconds in times.items():
@@ -121,11 +122,22 @@ class TypicalTimes(LoggingConfigurable):
                     )
         return value
 
-    @validate("window_days", "min_samples", "max_samples")
-    def _validate_positive(self, proposal: Any) -> Any:
-        if proposal["value"] <= 0:
-            raise TraitError(f"TypicalTimes.{proposal['trait'].name} must be greater than 0")
-        return proposal["value"]
+    # what each setting accepts (refusals and docs/configuration.md say the same)
+    expected.tag(
+        allowed="a dict: profile slug (or '*') -> {'total' or a step: seconds > 0, or [usual, 9 in 10 within]}"
+    )
+    window_days.tag(allowed="days, more than 0 and at most 36500")
+    min_samples.tag(allowed="a whole number, at least 1")
+    max_samples.tag(allowed="a whole number, at least 1")
+
+    @validate("window_days")
+    def _validate_window(self, proposal: Any) -> Any:
+        # beyond a century the window's start date would overflow
+        return check_number(self, proposal, above=0, most=36500)
+
+    @validate("min_samples", "max_samples")
+    def _validate_samples(self, proposal: Any) -> Any:
+        return check_number(self, proposal, least=1)
 
     @property
     def window(self) -> timedelta:

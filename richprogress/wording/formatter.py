@@ -19,7 +19,9 @@ from traitlets import List as ListTrait
 from traitlets import TraitError, Union, observe, validate
 from traitlets.config import LoggingConfigurable
 
+from richprogress.model.display import display_line
 from richprogress.model.records import EventRecord
+from richprogress.model.settings import refusal, setting_name, takes_arguments
 from richprogress.wording.default_rules import DEFAULT_RULES
 from richprogress.wording.fields import Fields, clean, normalize_message, read_event
 from richprogress.wording.hook import FormatHook
@@ -152,6 +154,11 @@ class EventFormatter(LoggingConfigurable):
 
     # ---- configuration ---------------------------------------------------------------
 
+    # what each setting accepts (refusals and docs/configuration.md say the same)
+    rules.tag(allowed="None (our default rules), or a list or dict of rules (docs/rules.md)")
+    extra_rules.tag(allowed="a list or dict of rules (docs/rules.md)")
+    format_hook.tag(allowed="None, or a callable hook(spawner, event, record)")
+
     @validate("rules", "extra_rules")
     def _validate_rules(self, proposal: Any) -> Any:
         name = proposal["trait"].name
@@ -159,18 +166,19 @@ class EventFormatter(LoggingConfigurable):
         if value is None and name == "rules":
             return None
         try:
-            load_rules(value, option=f"EventFormatter.{name}")
+            # the error names the rule: c.EventFormatter.rules[3] (id 'x'): what is wrong
+            load_rules(value, option=setting_name(self, name))
         except RuleError as exc:
-            raise TraitError(f"Invalid rule in EventFormatter.{name}: {exc}") from None
+            raise TraitError(" ".join(str(exc).split())) from None
         return value
 
     @validate("format_hook")
     def _validate_hook(self, proposal: Any) -> Any:
         value = proposal["value"]
         if value is not None and not callable(value):
-            raise TraitError(
-                f"EventFormatter.format_hook must be callable or None, not {type(value).__name__}"
-            )
+            raise refusal(self, "format_hook", value, f"a {type(value).__name__} is not callable")
+        if value is not None and not takes_arguments(value, 3):
+            raise refusal(self, "format_hook", value, "it cannot be called with (spawner, event, record)")
         return value
 
     def _wrap_hook(self, hook: Any) -> FormatHook | None:
@@ -204,7 +212,10 @@ class EventFormatter(LoggingConfigurable):
             return
         if len(self._logged) < 10_000:
             self._logged.add(key)
-        self.log.error(msg, *args, exc_info=exc_info)
+        # the arguments may hold event text (a reason, a rule's groups): escaped as the
+        # command line shows it, so that no terminal escape reaches the hub log raw
+        shown = tuple(display_line(a) if isinstance(a, str) else a for a in args)
+        self.log.error(msg, *shown, exc_info=exc_info)
 
     def _build(self, fields: Fields) -> EventRecord:
         """The record the rules make for ``fields``, never cached."""
