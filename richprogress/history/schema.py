@@ -8,7 +8,9 @@ Define the two tables and bring a database to ``SCHEMA_VERSION``.
   is in columns (with the indexes those queries use); the rest (records, steps, facts) is
   one column of zlib-compressed JSON, read only when a single spawn is shown. Since
   version 2, a ready spawn's seconds per step are also a small JSON column (``steps``),
-  which the typical start times load at hub start.
+  which the typical start times load at hub start. Since version 3, each row carries its
+  spawn's id (``spawn_uid``, unique), so a spawn stored again from the spool after a crash
+  or an outage is found instead of stored twice.
 
 Upgrades: a release that changes the tables raises ``SCHEMA_VERSION`` and adds a function
 to ``MIGRATIONS`` that takes a connection from version N to N + 1 (in one transaction).
@@ -38,7 +40,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 
 #: the version of the tables this code writes
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = MetaData()
 
@@ -73,6 +75,9 @@ spawns_table = Table(
     # schema 2: seconds per step of a ready spawn, as small JSON ({"scaling": 95.2, ...}),
     # so typical start times load without unpacking payloads (NULL before schema 2)
     Column("steps", Text),
+    # schema 3: the spawn's id, made when it ended (a uuid): storing it again is a no-op
+    # (NULL before schema 3; NULLs do not collide in a unique index)
+    Column("spawn_uid", String(64)),
     # records, steps, facts, dropped, progress: zlib-compressed JSON, read only when one
     # spawn is shown
     Column("payload", LargeBinary, nullable=False),
@@ -88,6 +93,8 @@ spawns_table = Table(
     Index("ix_rp_spawns_outcome_time_cause", "outcome", "finished_at", "cause"),
     # the age limit
     Index("ix_rp_spawns_time", "finished_at"),
+    # one row per spawn, whatever the spool replays
+    Index("ux_rp_spawns_uid", "spawn_uid", unique=True),
 )
 
 def _add_steps_column(conn: Connection) -> None:
@@ -96,8 +103,15 @@ def _add_steps_column(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE richprogress_spawns ADD COLUMN steps TEXT"))
 
 
+def _add_spawn_uid(conn: Connection) -> None:
+    """2 -> 3: the unique ``spawn_uid`` column (the spool's replays store a spawn once).
+    Rows written before keep NULL."""
+    conn.execute(text("ALTER TABLE richprogress_spawns ADD COLUMN spawn_uid VARCHAR(64)"))
+    conn.execute(text("CREATE UNIQUE INDEX ux_rp_spawns_uid ON richprogress_spawns (spawn_uid)"))
+
+
 #: step N -> N + 1, run in order by ``ensure_schema``
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_steps_column}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_steps_column, 2: _add_spawn_uid}
 
 
 class SchemaTooNew(RuntimeError):
