@@ -296,12 +296,12 @@ def check_writable(path: str) -> None:
         os.close(fd)
 
 
-def mount_fstype(path: str) -> str | None:
+def mount_fstype(path: str, mounts_file: str = "/proc/mounts") -> str | None:
     """The file system type of the mount holding ``path`` (from ``/proc/mounts``), or None."""
     real = os.path.realpath(path)
     best, fstype = "", None
     try:
-        with open("/proc/mounts") as mounts:
+        with open(mounts_file) as mounts:
             for line in mounts:
                 fields = line.split()
                 if len(fields) < 3:

@@ -224,11 +224,13 @@ class SpawnWriter:
             self._memory.written(spawn.key, spawn.snap, row, None)
             return None
         operation = "write"
+        inserted = False
         self._writing_since = time.monotonic()
         try:
             with engine.begin() as conn:
                 new_id = self._existing(conn, spawn.uid)
                 if new_id is None:
+                    inserted = True
                     result = conn.execute(insert(spawns_table).values(**row))
                     new_id = int(result.inserted_primary_key[0])  # type: ignore[index]
                     operation = "prune"  # the insert is undone with it: the spawn waits
@@ -246,7 +248,7 @@ class SpawnWriter:
             return None
         finally:
             self._writing_since = None
-        self._stored(spawn, new_id)
+        self._stored(spawn, new_id, inserted)
         return new_id
 
     def _stored_elsewhere(self, spawn: Waiting) -> int | None:
@@ -266,10 +268,10 @@ class SpawnWriter:
         found = conn.execute(select(spawns_table.c.id).where(spawns_table.c.spawn_uid == uid)).scalar()
         return int(found) if found is not None else None
 
-    def _stored(self, spawn: Waiting, new_id: int | None) -> None:
+    def _stored(self, spawn: Waiting, new_id: int | None, inserted: bool = False) -> None:
         if self._spool is not None:
             self._spool.stored(spawn.uid)
-        if spawn.waited and new_id is not None:
+        if spawn.waited and inserted:
             count_spool_event("replayed")
         if spawn.row is not None:
             self._memory.written(spawn.key, spawn.snap, spawn.row, new_id)
