@@ -96,15 +96,26 @@ def messages(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records]
 
 
-def test_the_spool_sits_beside_the_sqlite_file_and_is_empty_once_stored(
-    make_store: Callable[..., SpawnHistory], tmp_path: Path
+def test_the_spool_sits_beside_the_sqlite_file_and_is_cut_once_all_is_stored(
+    make_store: Callable[..., SpawnHistory], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import richprogress.history.spool as spool_module
+
     store = make_store()
     assert store.spool_path == str(tmp_path / "h.spool")
-    end_spawn(store)
+    end_spawn(store, server="a")
     store.flush()
     assert len(rows(tmp_path)) == 1
+    line = (tmp_path / "h.spool").read_bytes()
+    assert line.count(b"\n") == 1  # stored; the file is cut when it is big, or at close
+    monkeypatch.setattr(spool_module, "CUT_BYTES", 2 * len(line))
+    end_spawn(store, server="b")
+    store.flush()
+    assert (tmp_path / "h.spool").read_bytes() == b""  # past CUT_BYTES, all stored: cut
+    end_spawn(store, server="c")
+    store.close()
     assert (tmp_path / "h.spool").read_bytes() == b""
+    assert [server for _, server, _ in rows(tmp_path)] == ["a", "b", "c"]
 
 
 def test_spawns_left_in_the_spool_are_stored_at_start_in_order_and_once(
@@ -131,6 +142,8 @@ def test_spawns_left_in_the_spool_are_stored_at_start_in_order_and_once(
     ]
     assert [uid for _, _, uid in rows(tmp_path)] == [stored_uid, "u-1", "u-2"]
     assert any("its last line (" in m and "was cut short; skipped" in m for m in messages(caplog))
+    assert spool.read_bytes().count(b"\n") == 3  # the cut tail is gone at once
+    store.close()
     assert spool.read_bytes() == b""  # all stored: cut to nothing
     assert spool_events.count("skipped") == 1
     assert spool_events.count("replayed") == 2  # the stored one was found, not stored again
@@ -166,7 +179,7 @@ def test_spawns_wait_while_the_database_is_locked_and_are_stored_after(
         end_spawn(store, server="during")
         store.flush(60)  # the write waited for the lock, in vain
         assert store.waiting == 1
-        assert (tmp_path / "h.spool").read_bytes().count(b"\n") == 1
+        assert b'"server_name":"during"' in (tmp_path / "h.spool").read_bytes()
         holder.execute("COMMIT")
         holder.close()
         end_spawn(store, server="after")
@@ -177,7 +190,6 @@ def test_spawns_wait_while_the_database_is_locked_and_are_stored_after(
     assert spool_events.count("waiting") == len(waits) >= 1
     assert spool_events.count("replayed") == len(waits)
     assert [server for _, server, _ in rows(tmp_path)] == ["before", "during", "after"]
-    assert (tmp_path / "h.spool").read_bytes() == b""
 
 
 def test_a_removed_file_is_noticed_and_made_again(

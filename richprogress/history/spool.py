@@ -10,8 +10,10 @@ a SIGKILL), so that the writer can store it later, in order, exactly once.
   before the database is asked (write-ahead: a hub killed during the database write
   finds the line at its next start). The spawn id is also the row's unique ``spawn_uid``:
   storing a line twice stores one row.
-- **When it empties.** Once the database holds every spawn of the file, the file is cut to
-  nothing (no fsync needed: a line that comes back after a crash is stored once anyway).
+- **When it empties.** Once the database holds every spawn of the file and the file has
+  passed ``CUT_BYTES`` (or the store closes), it is cut to nothing (no fsync needed: a line
+  that comes back after a crash is stored once anyway). Not after every spawn: cutting is
+  a metadata change the file system journals, which cost as much as the append itself.
 - **Bound.** At most ``max_bytes``; a spawn that does not fit is not spooled (the writer
   still tries the database, and memory keeps the server's last spawn). Logged when the
   bound is first reached and when there is room again; each such spawn is counted.
@@ -38,6 +40,9 @@ __all__ = ["SPOOL_EVENTS", "Spool", "SpooledSpawn", "count_spool_event", "count_
 
 #: what the spool counts (the metric's label values)
 SPOOL_EVENTS = ("waiting", "replayed", "full", "unwritable", "skipped")
+
+#: a file whose spawns are all stored is cut once it is this big (a few dozen spawns)
+CUT_BYTES = 1024 * 1024
 
 #: the snapshot's moments, written as ISO 8601 and read back as datetimes
 _MOMENTS = ("requested_at", "finished_at")
@@ -188,17 +193,23 @@ class Spool:
         """The database holds this spawn now; once it holds all, cut the file to nothing."""
         with self._lock:
             self._unstored.discard(uid)
-            if self._unstored or self._size == 0:
-                return
-            self._cut_to(0)
-            self._size = 0
-            if self._full:
-                self._full = False
-                self._log().info("richprogress: the spawn spool %s has room again", self.path)
+            if not self._unstored and (self._size >= CUT_BYTES or self._full):
+                self._cut()
 
     def close(self) -> None:
+        """Close the file, cut to nothing when the database holds all it held."""
         with self._lock:
+            if not self._unstored:
+                self._cut()
             self._close()
+
+    def _cut(self) -> None:
+        if self._size:
+            self._cut_to(0)
+            self._size = 0
+        if self._full:
+            self._full = False
+            self._log().info("richprogress: the spawn spool %s has room again", self.path)
 
     def _open(self) -> int:
         if self._fd is None:

@@ -206,6 +206,14 @@ class SpawnWriter:
                     self._unspooled -= 0 if spawn.spooled else 1
             stored += 1
 
+    def write_now(self, key: ServerKey, snap: dict[str, Any]) -> int | None:
+        """Spool (when there is a spool) and store one snapshot now, on the calling thread,
+        as the two threads do for a recorded spawn (a benchmark's measure); its row's id."""
+        spawn = Waiting(uuid.uuid4().hex, key, snap)
+        if self._spool is not None:
+            self._spool.append(spawn.uid, snap)
+        return self.write(spawn)
+
     def write(self, spawn: Waiting) -> int | None:
         """Store one spawn now (once, by its ``spawn_uid``); its row's id, or None when
         the database could not take it."""
