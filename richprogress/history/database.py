@@ -102,7 +102,8 @@ class Database:
         self._engine: Engine | None = None
         #: connecting can take seconds: it has a lock of its own
         self._connect_lock = threading.Lock()
-        #: guards ``_connecting`` only (held for microseconds, also on the event loop)
+        #: guards ``_connecting`` and dropping a changed file's engine (held for microseconds,
+        #: also on the event loop)
         self._lock = threading.Lock()
         self._readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="rp-history-read")
         self._connecting: Future[Engine | None] | None = None
@@ -171,21 +172,23 @@ class Database:
             self.went_down(exc, "connect")
             return
         if what is not None:
+            with self._lock:  # a reader and the writer may both notice: one says it
+                if self._engine is not engine:
+                    return
+                self._engine, self._file = None, None
             self._settings.log.warning(
                 "richprogress: the spawn history file %s was %s; opening it anew (the spawns "
                 "stored before are not in the new file)", path, what,
             )
-            with self._connect_lock:
-                if self._engine is engine:
-                    self._engine, self._file = None, None
             engine.dispose()
             return
         try:
             check_writable(path)
         except HistoryFileUnwritable as exc:
-            with self._connect_lock:
-                if self._engine is engine:
-                    self._engine, self._file = None, None
+            with self._lock:
+                if self._engine is not engine:
+                    return
+                self._engine, self._file = None, None
             # never touch its connections again, not even to close them: SQLite maps the
             # -shm file, and a mapping of a file that became unwritable dies with SIGBUS
             self._abandoned.append(engine)

@@ -18,8 +18,8 @@ longer keeps.
   ``retry_seconds``, or as soon as the next spawn ends after that.
 - At start, the spawns a previous run left in the spool are queued first (and kept in
   memory, so the pages show them meanwhile).
-- Before each batch, a SQLite file that was deleted or replaced is noticed and opened again
-  (``Database.check_file``).
+- Before each write, a SQLite file that was deleted or replaced is noticed and opened again,
+  and one that cannot be written is an outage (``Database.connect`` checks it).
 - After each write, the server's spawns beyond ``keep_per_server`` are deleted through the
   per-server index (no scan of other servers). Spawns older than ``max_age_days`` are
   deleted at most every ``sweep_seconds``, through the time index.
@@ -187,8 +187,6 @@ class SpawnWriter:
         """Store the waiting spawns in order, on the calling thread (the database thread);
         stop at the first that the database does not take. How many were stored."""
         stored = 0
-        if self._queue:
-            self._database.check_file()
         while True:
             with self._queue_lock:
                 if not self._queue:
