@@ -225,13 +225,14 @@ class SpawnWriter:
                 self._stored(spawn, None)
                 return -1
         row = spawn.row
+        self._writing_since = time.monotonic()  # connecting may hang too (a stalled server)
         engine = self._database.connect()
         if engine is None:
+            self._writing_since = None
             self._memory.written(spawn.key, spawn.snap, row, None)
             return None
         operation = "write"
         inserted = False
-        self._writing_since = time.monotonic()
         try:
             with engine.begin() as conn:
                 new_id = self._existing(conn, spawn.uid)
