@@ -7,7 +7,8 @@ Two kinds of case, marked ``faults``:
   filled with garbage; PostgreSQL stalled (SIGSTOP) and restarted; a store process SIGKILLed
   while 30 writes are in flight, then started again.
 - **Hub cases**: a real JupyterHub (``test_history_hub``'s hub) on a real PostgreSQL that is
-  stalled while spawns fail, and that hub SIGKILLed during the stall and started again.
+  stalled while spawns fail, that hub SIGKILLed during the stall and started again, and
+  one whose SQLite history file another process holds locked while spawns fail.
   ``/hub/api/`` must answer within 1 s throughout.
 
 For each: made = spawns that ended from the fault on; stored = those in the database after
@@ -22,6 +23,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +148,25 @@ def _alive(work: Path) -> bool:
         return False
 
 
+@contextmanager
+def fault_hub(work: Path, url: str | None = None) -> Iterator[Any]:
+    """``test_history_hub``'s hub (spawns that fail), its history at ``url`` (None: the
+    default SQLite file in ``work``), tried again 1 s after an error instead of 60."""
+    from hub_fixtures import HOSTILE, hub_process
+    from test_history_hub import EXTRA_CONFIG, SPAWNER_CODE, USERS
+
+    lines = "c.SpawnHistory.retry_seconds = 1" + (f"\nc.SpawnHistory.url = {url!r}" if url else "")
+    with hub_process(
+        work,
+        SPAWNER_CODE.format(hostile=HOSTILE),
+        spawner_class="Spawner",
+        users=USERS,
+        tokens={user: f"token-{i}-{user}-stable" for i, user in enumerate(USERS)},
+        extra_config=EXTRA_CONFIG.format(history_line=lines),
+    ) as hub:
+        yield hub
+
+
 @pytest.fixture
 def postgres() -> Iterator[PostgresServer]:
     if postgres_bindir() is None:
@@ -165,10 +186,8 @@ def _record(case: str, users: list[str], found: dict[str, int], died: str | None
 def test_a_hub_on_a_stalled_postgres_answers_and_stores_every_spawn(
     postgres: PostgresServer, tmp_path: Path
 ) -> None:
-    from test_history_hub import history_hub_process
-
     users = ["alice", "bob"]
-    with history_hub_process(tmp_path, postgres.url) as hub, Pinger(hub.url + "hub/api/") as ping:
+    with fault_hub(tmp_path, postgres.url) as hub, Pinger(hub.url + "hub/api/") as ping:
         postgres.pause()
         try:
             for user in users:
@@ -188,11 +207,9 @@ def test_a_hub_on_a_stalled_postgres_answers_and_stores_every_spawn(
 def test_a_hub_killed_during_a_stall_stores_its_spawns_when_started_again(
     postgres: PostgresServer, tmp_path: Path
 ) -> None:
-    from test_history_hub import history_hub_process
-
     users = ["alice", "bob"]
     spool = tmp_path / "richprogress_history.spool"  # the default: the hub's working folder
-    with history_hub_process(tmp_path, postgres.url) as hub, Pinger(hub.url + "hub/api/") as ping:
+    with fault_hub(tmp_path, postgres.url) as hub, Pinger(hub.url + "hub/api/") as ping:
         postgres.pause()
         for user in users:
             hub.start_server(user, "", {})
@@ -203,7 +220,7 @@ def test_a_hub_killed_during_a_stall_stores_its_spawns_when_started_again(
     postgres.resume()
     assert stored_names(postgres.url).keys().isdisjoint(users)  # the killed hub stored none
     # started again: the spool is stored at start, before any page asks for the history
-    with history_hub_process(tmp_path, postgres.url) as hub, Pinger(hub.url + "hub/api/") as ping2:
+    with fault_hub(tmp_path, postgres.url) as hub, Pinger(hub.url + "hub/api/") as ping2:
         found = wait_stored(postgres.url, users)
         alive = _alive(tmp_path)
     _record("hub-sigkill-in-stall", users, found, None if alive else "hub exited")
@@ -212,3 +229,30 @@ def test_a_hub_killed_during_a_stall_stores_its_spawns_when_started_again(
     assert alive
     assert slowest_before_kill < 1.0 and ping2.slowest < 1.0, (slowest_before_kill, ping2.slowest)
     assert not ping2.failures
+
+
+def test_a_hub_whose_sqlite_file_is_locked_answers_and_stores_every_spawn(tmp_path: Path) -> None:
+    import sqlite3
+
+    users = ["alice", "bob"]
+    path = tmp_path / "richprogress_history.sqlite"  # the default: the hub's working folder
+    url = f"sqlite:///{path}"
+    with fault_hub(tmp_path) as hub, Pinger(hub.url + "hub/api/") as ping:
+        # another process holds the write lock longer than SQLite's 5 s busy timeout
+        holder = sqlite3.connect(str(path), timeout=1, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+        try:
+            for user in users:
+                hub.start_server(user, "", {})
+            _ended(hub, users)
+            time.sleep(6)  # past the busy timeout: the writes failed, the spawns wait
+            assert stored_names(url) == {} or stored_names(url).keys().isdisjoint(users)
+        finally:
+            holder.execute("COMMIT")
+            holder.close()
+        found = wait_stored(url, users)
+        alive = _alive(tmp_path)
+    _record("hub-sqlite-locked", users, found, None if alive else "hub exited")
+    assert alive
+    assert {u: found.get(u) for u in users} == {"alice": 1, "bob": 1}
+    assert not ping.failures and ping.slowest < 1.0, (ping.slowest, ping.failures)
