@@ -285,12 +285,13 @@ def sigkill_case(case: str, url: str, folder: Path) -> dict[str, Any]:
     proc, first = _store_process(url, folder, f"{case}-a", 30)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    at_kill = stored_names(url)  # how far the writes had got: they were under way
     proc2, second = _store_process(url, folder, f"{case}-b", 2)
     names = first + second
     found = wait_stored(url, names)
     proc2.kill()
     proc2.wait()
-    return result(case, names, found)
+    return {**result(case, names, found), "stored_at_kill": sum(1 for n in first if n in at_kill)}
 
 
 # -- running a case -------------------------------------------------------------------------
