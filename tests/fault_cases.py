@@ -256,7 +256,8 @@ def postgres_case(case: str, folder: Path) -> dict[str, Any]:
 
 
 CHILD = """
-import sys, time
+import logging, sys, time
+logging.basicConfig(level=logging.INFO, format="%(asctime)s %(process)d %(threadName)s %(message)s")
 sys.path[:0] = {paths!r}
 from fault_cases import Spawns, make_store
 from pathlib import Path
@@ -289,8 +290,12 @@ def sigkill_case(case: str, url: str, folder: Path) -> dict[str, Any]:
     proc2, second = _store_process(url, folder, f"{case}-b", 2)
     names = first + second
     found = wait_stored(url, names)
+    code = proc2.poll()  # the restarted store must still be running
     proc2.kill()
     proc2.wait()
+    if code is not None:
+        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
+        raise SystemExit(f"the restarted store process died ({how})")
     return {**result(case, names, found), "stored_at_kill": sum(1 for n in first if n in at_kill)}
 
 

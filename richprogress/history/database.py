@@ -276,8 +276,10 @@ def check_writable(path: str) -> None:
     """Raise ``HistoryFileUnwritable`` unless the folder of ``path`` and each of the
     database's files that exist (the file, ``-wal``, ``-shm``, ``-journal``) can be written.
 
-    Opening for writing is the test (``os.access`` says yes to root on an immutable file's
-    mode bits, ``open`` does not)."""
+    ``os.access``, never ``open``: closing any descriptor of a file drops every POSIX lock
+    this process holds on it, SQLite's included (another process could then checkpoint or
+    truncate the WAL under our connections). ``access`` also says no to root for an
+    immutable file and on a read-only mount."""
     folder = os.path.dirname(path)
     if not os.path.isdir(folder):
         raise HistoryFileUnwritable(f"the folder {folder} of the spawn history does not exist: create it")
@@ -287,16 +289,11 @@ def check_writable(path: str) -> None:
             "(chmod u+w, or chattr -i if it is immutable)"
         )
     for name in (path, path + "-wal", path + "-shm", path + "-journal"):
-        try:
-            fd = os.open(name, os.O_WRONLY)
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
+        if os.path.lexists(name) and not os.access(name, os.W_OK):
             raise HistoryFileUnwritable(
-                f"the file {name} cannot be written by the hub ({exc.strerror}): make it "
-                "writable (chmod u+w, or chattr -i if it is immutable)"
-            ) from exc
-        os.close(fd)
+                f"the file {name} cannot be written by the hub: make it writable "
+                "(chmod u+w, or chattr -i if it is immutable)"
+            )
 
 
 def mount_fstype(path: str, mounts_file: str = "/proc/mounts") -> str | None:
