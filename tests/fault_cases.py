@@ -344,9 +344,11 @@ def run_case(case: str, pythonpath: str | None = None, timeout: float = 240) -> 
 
 def table(results: list[dict[str, Any]]) -> str:
     """The results as a Markdown table."""
-    rows = ["| case | made | stored | duplicates | process |", "|---|---|---|---|---|"]
+    rows = ["| case | made | stored | duplicates | process | slowest /hub/api/ |", "|---|---|---|---|---|---|"]
     for r in results:
-        cells = [r["case"], r["made"], r["stored"], r["duplicates"], r.get("died") or "alive"]
+        slowest = r.get("api_slowest")
+        cells = [r["case"], r["made"], r["stored"], r["duplicates"], r.get("died") or "alive",
+                 f"{slowest:.2f} s" if isinstance(slowest, float) else None]
         rows.append("| " + " | ".join("-" if c is None else str(c) for c in cells) + " |")
     return "\n".join(rows)
 

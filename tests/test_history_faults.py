@@ -19,6 +19,7 @@ is printed at the end of the module (``scripts/fault_table.py`` prints the store
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -83,9 +84,20 @@ def test_every_spawn_that_ended_is_stored_once(case: str, tmp_path: Path) -> Non
 # -- a real hub -------------------------------------------------------------------------------
 
 
+def hub_api(work: Path) -> str:
+    """The hub's own ``hub/api/`` URL (its hub port, not through the proxy): what the
+    hub's event loop answers, without the proxy's latency on a busy machine."""
+    config = (work / "jupyterhub_config.py").read_text()
+    port = re.search(r"c\.JupyterHub\.hub_port = (\d+)", config)
+    base = re.search(r"c\.JupyterHub\.base_url = ['\"]([^'\"]+)['\"]", config)
+    assert port and base, "no hub_port or base_url in the generated config"
+    return f"http://127.0.0.1:{port.group(1)}{base.group(1)}hub/api/"
+
+
 class Pinger:
     """GET ``/hub/api/`` every 0.1 s on a thread; the slowest answer (a failed request counts
-    as the time it took, at least its 5 s timeout when there was no answer)."""
+    as the time it took, at least its 5 s timeout when there was no answer), and when the
+    slowest ones came (``slow``)."""
 
     def __init__(self, url: str) -> None:
         import requests
@@ -93,6 +105,8 @@ class Pinger:
         self._get = requests.get
         self.url = url
         self.slowest = 0.0
+        #: (seconds it took, when it was sent: time.time()), the 3 slowest
+        self.slow: list[tuple[float, float]] = []
         self.failures: list[str] = []
         self.count = 0
         self._stop = threading.Event()
@@ -108,6 +122,7 @@ class Pinger:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            sent = time.time()
             t = time.monotonic()
             try:
                 ok = self._get(self.url, timeout=5).status_code == 200
@@ -118,6 +133,7 @@ class Pinger:
             if not ok and not self.failures:
                 self.failures.append("not 200")
             self.slowest = max(self.slowest, took)
+            self.slow = sorted([*self.slow, (took, sent)], reverse=True)[:3]
             self.count += 1
             self._stop.wait(0.1)
 
@@ -175,11 +191,14 @@ def postgres() -> Iterator[PostgresServer]:
         yield server
 
 
-def _record(case: str, users: list[str], found: dict[str, int], died: str | None = None) -> None:
+def _record(
+    case: str, users: list[str], found: dict[str, int], died: str | None, api_slowest: float
+) -> None:
     stored = [u for u in users if found.get(u, 0) >= 1]
     _results.append({
         "case": case, "made": len(users), "stored": len(stored),
         "duplicates": sum(found.get(u, 0) - 1 for u in stored), "died": died,
+        "api_slowest": api_slowest,
     })
 
 
@@ -187,7 +206,7 @@ def test_a_hub_on_a_stalled_postgres_answers_and_stores_every_spawn(
     postgres: PostgresServer, tmp_path: Path
 ) -> None:
     users = ["alice", "bob"]
-    with fault_hub(tmp_path, postgres.url) as hub, Pinger(hub.url + "hub/api/") as ping:
+    with fault_hub(tmp_path, postgres.url) as hub, Pinger(hub_api(tmp_path)) as ping:
         postgres.pause()
         try:
             for user in users:
@@ -198,10 +217,10 @@ def test_a_hub_on_a_stalled_postgres_answers_and_stores_every_spawn(
             postgres.resume()
         found = wait_stored(postgres.url, users)
         alive = _alive(tmp_path)
-    _record("hub-postgres-stall", users, found, None if alive else "hub exited")
+    _record("hub-postgres-stall", users, found, None if alive else "hub exited", ping.slowest)
     assert alive
     assert {u: found.get(u) for u in users} == {"alice": 1, "bob": 1}
-    assert not ping.failures and ping.slowest < 1.0, (ping.slowest, ping.failures)
+    assert not ping.failures and ping.slowest < 1.0, (ping.slow, ping.failures)
 
 
 def test_a_hub_killed_during_a_stall_stores_its_spawns_when_started_again(
@@ -209,25 +228,26 @@ def test_a_hub_killed_during_a_stall_stores_its_spawns_when_started_again(
 ) -> None:
     users = ["alice", "bob"]
     spool = tmp_path / "richprogress_history.spool"  # the default: the hub's working folder
-    with fault_hub(tmp_path, postgres.url) as hub, Pinger(hub.url + "hub/api/") as ping:
+    with fault_hub(tmp_path, postgres.url) as hub, Pinger(hub_api(tmp_path)) as ping:
         postgres.pause()
         for user in users:
             hub.start_server(user, "", {})
         _ended(hub, users)
         spooled = _spool_lines(spool, len(users))
         os.kill(int((tmp_path / "hub.pid").read_text().strip()), signal.SIGKILL)
-        slowest_before_kill = ping.slowest
+        slowest_before_kill, slow_before_kill = ping.slowest, ping.slow
     postgres.resume()
     assert stored_names(postgres.url).keys().isdisjoint(users)  # the killed hub stored none
     # started again: the spool is stored at start, before any page asks for the history
-    with fault_hub(tmp_path, postgres.url) as hub, Pinger(hub.url + "hub/api/") as ping2:
+    with fault_hub(tmp_path, postgres.url) as hub, Pinger(hub_api(tmp_path)) as ping2:
         found = wait_stored(postgres.url, users)
         alive = _alive(tmp_path)
-    _record("hub-sigkill-in-stall", users, found, None if alive else "hub exited")
+    _record("hub-sigkill-in-stall", users, found, None if alive else "hub exited",
+            max(slowest_before_kill, ping2.slowest))
     assert spooled, f"the spool {spool} did not get a line per ended spawn"
     assert {u: found.get(u) for u in users} == {"alice": 1, "bob": 1}
     assert alive
-    assert slowest_before_kill < 1.0 and ping2.slowest < 1.0, (slowest_before_kill, ping2.slowest)
+    assert slowest_before_kill < 1.0 and ping2.slowest < 1.0, (slow_before_kill, ping2.slow)
     assert not ping2.failures
 
 
@@ -237,7 +257,7 @@ def test_a_hub_whose_sqlite_file_is_locked_answers_and_stores_every_spawn(tmp_pa
     users = ["alice", "bob"]
     path = tmp_path / "richprogress_history.sqlite"  # the default: the hub's working folder
     url = f"sqlite:///{path}"
-    with fault_hub(tmp_path) as hub, Pinger(hub.url + "hub/api/") as ping:
+    with fault_hub(tmp_path) as hub, Pinger(hub_api(tmp_path)) as ping:
         # another process holds the write lock longer than SQLite's 5 s busy timeout
         holder = sqlite3.connect(str(path), timeout=1, isolation_level=None)
         holder.execute("BEGIN EXCLUSIVE")
@@ -252,7 +272,7 @@ def test_a_hub_whose_sqlite_file_is_locked_answers_and_stores_every_spawn(tmp_pa
             holder.close()
         found = wait_stored(url, users)
         alive = _alive(tmp_path)
-    _record("hub-sqlite-locked", users, found, None if alive else "hub exited")
+    _record("hub-sqlite-locked", users, found, None if alive else "hub exited", ping.slowest)
     assert alive
     assert {u: found.get(u) for u in users} == {"alice": 1, "bob": 1}
-    assert not ping.failures and ping.slowest < 1.0, (ping.slowest, ping.failures)
+    assert not ping.failures and ping.slowest < 1.0, (ping.slow, ping.failures)

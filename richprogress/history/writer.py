@@ -175,7 +175,7 @@ class SpawnWriter:
             return
         spawn.waited = True
         count_spool_event("waiting")
-        where = f"in the spool {self._spool.path}" if self._spool is not None else "in memory only"
+        where = f"in the spool {self._spool.path}" if self._spool is not None and spawn.spooled else "in memory only"
         self._settings.log.warning(
             "richprogress: the spawn of %s/%s (id %s) waits %s: %s; %d spawns wait",
             spawn.key[0], spawn.key[1], spawn.uid, where, why, len(self._queue),
