@@ -10,8 +10,10 @@ Prints, for SQLite (a file in a temporary folder) and PostgreSQL (started like t
 one, ``tests/pg_fixtures.py``):
 
 - write: the time ``SpawnHistory.record()`` takes on the event loop per finished spawn
-  (snapshot and queue: what the spawn's end waits for), and the writer thread's time per
-  spawn (diagnosis, JSON, insert, per-server retention), p50/p99;
+  (snapshot and queue: what the spawn's end waits for), and the writer threads' time per
+  spawn (diagnosis, JSON, insert, per-server retention), p50/p99, with the spool (the
+  JSON line appended and fsynced first) and without it (``spool_max_bytes = 0``), with
+  their ratio, and the spool's append + fsync alone;
 - loop: the worst lateness of a 1 ms asyncio ticker while 200 spawns end at 50 per
   second (how long the hub's loop is blocked);
 - with N stored spawns (default 100,000: 20,000 users x 5 spawns, a third failed): the
@@ -34,6 +36,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -53,6 +56,7 @@ from jupyterhub.app import DATA_FILES_PATH  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 
 from richprogress.history import SpawnHistory, history_for  # noqa: E402
+from richprogress.history.database import mount_fstype  # noqa: E402
 from richprogress.history.rows import identity_key  # noqa: E402
 from richprogress.history.schema import spawns_table  # noqa: E402
 from richprogress.history.store import build_row, snapshot, timeline_of  # noqa: E402
@@ -109,7 +113,11 @@ def ms(values: list[float]) -> str:
     return f"p50 {statistics.median(values) * 1000:.2f} ms, p99 {pct(values, 0.99) * 1000:.2f} ms"
 
 
-def measure_writes(store: SpawnHistory, n: int) -> None:
+def measure_writes(store: SpawnHistory, plain: SpawnHistory, n: int) -> None:
+    """``store`` has the spool, ``plain`` (same database) has none; their writes alternate,
+    so both see the same database state and the same machine noise."""
+    from richprogress.history.spool import Spool
+
     on_loop: list[float] = []
     for i in range(n):
         e = end(f"w{i}", i % 3 == 0, T0 + timedelta(seconds=i))
@@ -117,14 +125,31 @@ def measure_writes(store: SpawnHistory, n: int) -> None:
         store.record(e)
         on_loop.append(time.perf_counter() - t)
     store.flush(300)
-    thread: list[float] = []
+    spooled: list[float] = []
+    unspooled: list[float] = []
     for i in range(n):
-        e = end(f"v{i}", i % 3 == 0, T0 + timedelta(seconds=i))
+        for target, times, prefix in ((store, spooled, "v"), (plain, unspooled, "u")):
+            snap = snapshot(end(f"{prefix}{i}", i % 3 == 0, T0 + timedelta(seconds=i)))
+            t = time.perf_counter()
+            target.writer.write_now((f"{prefix}{i}", ""), snap)
+            times.append(time.perf_counter() - t)
+    folder = tempfile.mkdtemp(prefix="rp-spool-bench-")
+    spool = Spool(os.path.join(folder, "bench.spool"), lambda: 1 << 40, lambda: store.log)
+    snap = snapshot(end("s", True, T0))
+    appends: list[float] = []
+    for i in range(n):
         t = time.perf_counter()
-        store.writer.write(("v", str(i)), snapshot(e))
-        thread.append(time.perf_counter() - t)
+        spool.append(f"uid-{i}", snap)
+        appends.append(time.perf_counter() - t)
+    line = os.path.getsize(spool.path) / n
+    spool.close()
+    shutil.rmtree(folder, ignore_errors=True)
+    ratio = statistics.median(spooled) / statistics.median(unspooled)
     print(f"  write, on the event loop (record): {ms(on_loop)}")
-    print(f"  write, on the writer thread:       {ms(thread)}")
+    print(f"  write, on the writer threads, with the spool:    {ms(spooled)}")
+    print(f"  write, on the writer threads, without the spool: {ms(unspooled)}")
+    print(f"  the spool's cost per spawn: x{ratio:.2f} the write without it (p50); its append + "
+          f"fsync alone {ms(appends)}, {line / 1000:.1f} kB per failed spawn's line")
 
 
 def loop_lateness(store: SpawnHistory | None, n: int = 200, rate: float = 50.0) -> tuple[float, float]:
@@ -290,15 +315,19 @@ def measure_typical(store: SpawnHistory, config: Config, samples: int) -> None:
     print(f"  admin page words (day/week starts, usual time, causes): {ms(stats)}")
 
 
-def run(label: str, url: str, total: int, writes: int, samples: int, disk: Any) -> None:
+def run(label: str, url: str, total: int, writes: int, samples: int, disk: Any, folder: str) -> None:
     print(f"\n== {label}")
     config = Config()
     config.SpawnHistory.url = url
     config.SpawnHistory.keep_per_server = 20
     config.SpawnHistory.max_age_days = 0
+    config.SpawnHistory.spool_path = os.path.join(folder, f"{label}.spool")
     store = history_for(config)  # the store the pages find, as in a hub
     assert store.available, "database not reachable"
-    measure_writes(store, writes)
+    plain = SpawnHistory(url=url, keep_per_server=20, max_age_days=0, spool_max_bytes=0)
+    print(f"  spool: {store.spool_path} (on {mount_fstype(folder)})")
+    measure_writes(store, plain, writes)
+    plain.close()
     measure_loop_lag(store)
     t = time.perf_counter()
     populate(store, url, total)
@@ -337,15 +366,15 @@ def main() -> None:
             return path.stat().st_size
 
         if not args.no_sqlite:
-            run("SQLite", f"sqlite:///{path}", total, writes, samples, sqlite_disk)
+            run("SQLite", f"sqlite:///{path}", total, writes, samples, sqlite_disk, folder)
     if not args.no_postgres:
         from pg_fixtures import postgres_server
 
         def pg_disk(conn: Any) -> int:
             return int(conn.execute(sa.text("SELECT pg_total_relation_size('richprogress_spawns')")).scalar())
 
-        with postgres_server() as url:
-            run("PostgreSQL", url, total, writes, samples, pg_disk)
+        with postgres_server() as url, tempfile.TemporaryDirectory() as folder:
+            run("PostgreSQL", url, total, writes, samples, pg_disk, folder)
 
 
 if __name__ == "__main__":

@@ -126,5 +126,6 @@ def setup(c: Config) -> None:
         return
     metrics.default_metrics()
     history.count_errors_with(metrics.count_store_error)
+    history.count_spool_with(metrics.count_spool_event)
     spawn_end.subscribe(metrics.on_spawn_end)
     spawn_end.subscribe(typical_cache.on_spawn_end)

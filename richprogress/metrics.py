@@ -9,7 +9,10 @@ so JupyterHub's own ``/hub/metrics`` serves them with its ``jupyterhub_*`` metri
 - ``richprogress_spawn_failures_total{cause, step}``: failed spawns by the decisive rule's
   id (or ``timeout`` / ``unknown``) and the step they died in;
 - ``richprogress_spawn_stopped_early_total{cause}``: spawns that fail-fast ended itself;
-- ``richprogress_store_errors_total{operation}``: spawn-history store errors.
+- ``richprogress_store_errors_total{operation}``: spawn-history store errors;
+- ``richprogress_store_spool_events_total{event}``: the history's spool: spawns that waited
+  for the database, were stored after waiting, found the spool full or unwritable, and
+  spool lines that could not be read.
 
 Label values come from small, fixed sets (so a scrape stays small), never from user names, image names
 or free text: a value outside its set becomes ``other``. ``observe_spawn_end`` is the entry
@@ -46,6 +49,9 @@ NO_PROFILE = "none"
 OUTCOMES: tuple[str, ...] = ("ready", "failed", "stopped")
 #: The store operations that ``count_store_error`` knows.
 STORE_OPERATIONS: tuple[str, ...] = ("write", "read", "prune", "connect")
+#: the spool's events (``richprogress.history.spool.SPOOL_EVENTS``, which this layer may not
+#: import; a test checks the two agree)
+SPOOL_EVENTS: tuple[str, ...] = ("waiting", "replayed", "full", "unwritable", "skipped", "refused")
 #: Profiles admitted first-come before the rest become ``other``: a hub has a handful.
 MAX_PROFILES = 50
 #: Rule ids admitted first-come beyond the loaded rules (registered by the spawner, the
@@ -140,6 +146,18 @@ class SpawnMetrics:
         # start at 0, so rate()/increase() see the first error (a series born at 1 has none)
         for operation in STORE_OPERATIONS:
             self.store_errors.labels(operation=operation)
+        self.spool_events = Counter(
+            "richprogress_store_spool_events",
+            "The spawn history's spool, by event: waiting (a finished spawn the database did "
+            "not take at once), replayed (stored after waiting), full (not spooled: the bound "
+            "was reached), unwritable (not spooled: the file could not be written), skipped "
+            "(a spool line that could not be read)",
+            ["event"],
+            registry=registry,
+        )
+        for spool_event in SPOOL_EVENTS:
+            self.spool_events.labels(event=spool_event)
+        self.spool_event = BoundedLabel(SPOOL_EVENTS)
         self.outcome = BoundedLabel(OUTCOMES)
         self.step = BoundedLabel(PHASE_NAMES)
         self.profile = BoundedLabel(limit=MAX_PROFILES)
@@ -272,6 +290,16 @@ def count_store_error(operation: str = "write", metrics: SpawnMetrics | None = N
         target.store_errors.labels(operation=target.operation(operation)).inc()
     except Exception:
         log.exception("richprogress: could not count a store error")
+
+
+def count_spool_event(event: str, metrics: SpawnMetrics | None = None) -> None:
+    """Count one event of the spawn history's spool (``SPOOL_EVENTS``; anything else counts
+    as ``other``). Never raises."""
+    try:
+        target = metrics or default_metrics()
+        target.spool_events.labels(event=target.spool_event(event)).inc()
+    except Exception:
+        log.exception("richprogress: could not count a spool event")
 
 
 def on_spawn_end(end: Any) -> None:

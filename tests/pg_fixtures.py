@@ -45,49 +45,70 @@ def _run_as() -> str | None:
     raise RuntimeError("running as root and no unprivileged user to run PostgreSQL as")
 
 
-@contextmanager
-def postgres_server() -> Iterator[str]:
-    """Start a PostgreSQL server; yield ``postgresql+psycopg2://rp@127.0.0.1:PORT/rp``."""
-    bindir = postgres_bindir()
-    if bindir is None:
-        raise RuntimeError("PostgreSQL not found: apt-get install postgresql (scripts/dev setup)")
-    user = _run_as()
-    folder = Path(tempfile.mkdtemp(prefix="richprogress-pg-"))
-    data = folder / "data"
-    if user is not None:
-        entry = pwd.getpwnam(user)
-        os.chown(folder, entry.pw_uid, entry.pw_gid)
-    proc: subprocess.Popen[bytes] | None = None
-    try:
-        subprocess.run(
-            [str(bindir / "initdb"), "-D", str(data), "-U", "rp", "--auth=trust", "-E", "UTF8", "--no-sync"],
-            check=True,
-            capture_output=True,
-            user=user,
-            cwd=folder,
-        )
-        port = free_port()
-        log = open(folder / "postgres.log", "wb")  # noqa: SIM115 - closed below
-        proc = subprocess.Popen(
+class PostgresServer:
+    """A throwaway PostgreSQL cluster that a test can stop, start, pause and resume (the
+    fault cases); a context manager that deletes it at the end.
+
+    ``url``: ``postgresql+psycopg2://rp@127.0.0.1:PORT/rp``, the same across restarts.
+    """
+
+    def __init__(self) -> None:
+        bindir = postgres_bindir()
+        if bindir is None:
+            raise RuntimeError("PostgreSQL not found: apt-get install postgresql (scripts/dev setup)")
+        self.bindir = bindir
+        self.user = _run_as()
+        self.folder = Path(tempfile.mkdtemp(prefix="richprogress-pg-"))
+        self.data = self.folder / "data"
+        self.port = free_port()
+        self.url = f"postgresql+psycopg2://rp@127.0.0.1:{self.port}/rp"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> PostgresServer:
+        try:
+            if self.user is not None:
+                entry = pwd.getpwnam(self.user)
+                os.chown(self.folder, entry.pw_uid, entry.pw_gid)
+            subprocess.run(
+                [str(self.bindir / "initdb"), "-D", str(self.data), "-U", "rp", "--auth=trust",
+                 "-E", "UTF8", "--no-sync"],
+                check=True, capture_output=True, user=self.user, cwd=self.folder,
+            )
+            self.start()
+            subprocess.run(
+                [str(self.bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "rp", "rp"],
+                check=True, capture_output=True,
+            )
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.resume()
+        self.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def start(self) -> None:
+        """Start the server (again) on its port; wait until it accepts connections."""
+        log = open(self.folder / "postgres.log", "ab")  # noqa: SIM115 - closed below
+        self.proc = subprocess.Popen(
             [
-                str(bindir / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port),
-                "-k", str(folder), "-c", "fsync=off", "-c", "full_page_writes=off",
+                str(self.bindir / "postgres"), "-D", str(self.data), "-h", "127.0.0.1", "-p", str(self.port),
+                "-k", str(self.folder), "-c", "fsync=off", "-c", "full_page_writes=off",
                 "-c", "synchronous_commit=off",
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
-            user=user,
-            cwd=folder,
+            user=self.user,
+            cwd=self.folder,
         )
         log.close()
-        _wait_ready(bindir, port, proc, folder)
-        subprocess.run(
-            [str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "rp", "rp"],
-            check=True,
-            capture_output=True,
-        )
-        yield f"postgresql+psycopg2://rp@127.0.0.1:{port}/rp"
-    finally:
+        _wait_ready(self.bindir, self.port, self.proc, self.folder)
+
+    def stop(self) -> None:
+        """Stop the server by its pid (SIGINT: PostgreSQL's fast shutdown)."""
+        proc, self.proc = self.proc, None
         if proc is not None and proc.poll() is None:
             proc.send_signal(signal.SIGINT)
             try:
@@ -95,7 +116,40 @@ def postgres_server() -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
-        shutil.rmtree(folder, ignore_errors=True)
+
+    def pids(self) -> list[int]:
+        """The server's processes: the postmaster and its children (from /proc)."""
+        if self.proc is None:
+            return []
+        found = [self.proc.pid]
+        for stat in glob.glob("/proc/[0-9]*/stat"):
+            try:
+                fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == self.proc.pid:
+                found.append(int(stat.split("/")[2]))
+        return found
+
+    def pause(self) -> None:
+        """SIGSTOP every process of the server: it holds connections but answers nothing."""
+        for pid in self.pids():
+            os.kill(pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT every process of the server."""
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """Start a PostgreSQL server; yield ``postgresql+psycopg2://rp@127.0.0.1:PORT/rp``."""
+    with PostgresServer() as server:
+        yield server.url
 
 
 def _wait_ready(bindir: Path, port: int, proc: subprocess.Popen[bytes], folder: Path) -> None:

@@ -15,6 +15,15 @@ None while the database cannot be used, without ever making the hub wait long fo
 - **Reads** (``read``) raise ``Unavailable`` while the database is down, so a page can tell
   "nothing stored" from "cannot tell"; ``query`` answers a fallback instead. The pages run
   them on their own threads with a deadline (``read_pool``), never on the hub's loop.
+- **SQLite files, checked.** Before each connection is opened and before each write batch
+  (``check_file``), the file, its ``-wal``/``-shm``/``-journal`` and its folder must be
+  writable: SQLite maps ``-shm`` into memory, and one it cannot extend kills the process
+  (SIGBUS). An unwritable file is an outage (logged once, with the path and what to
+  fix). A file deleted or replaced under the open engine is noticed (its device and inode)
+  and opened anew, schema and all, instead of writing on into the unlinked file.
+- **Journal mode** (``sqlite_journal_mode``): WAL on a local file system, DELETE on a network
+  one (NFS, CIFS, FUSE, ...: WAL's shared memory does not work across machines), read
+  from ``/proc/mounts`` for the file's folder.
 - **Counted.** Every failed use is counted by operation (``connect``, ``read``, and the
   writer's ``write`` and ``prune``) in ``richprogress_store_errors_total``, which the
   example alert watches. The store does not know the metrics: ``setup(c)`` hands it their
@@ -25,6 +34,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -41,11 +51,16 @@ from richprogress.model.display import display_line
 __all__ = [
     "Database",
     "DatabaseSettings",
+    "HistoryFileUnwritable",
+    "JOURNAL_MODES",
     "Unavailable",
+    "check_writable",
     "driver_url",
     "is_outage",
+    "journal_mode_for",
     "make_engine",
     "safe_url",
+    "sqlite_path",
 ]
 
 T = TypeVar("T")
@@ -59,6 +74,9 @@ class DatabaseSettings(Protocol):
 
     @property
     def retry_seconds(self) -> float: ...
+
+    @property
+    def sqlite_journal_mode(self) -> str: ...
 
     @property
     def log(self) -> logging.Logger | logging.LoggerAdapter[Any]: ...
@@ -116,12 +134,17 @@ class Database:
         self._engine: Engine | None = None
         #: connecting can take seconds: it has a lock of its own
         self._connect_lock = threading.Lock()
-        #: guards ``_connecting`` only (held for microseconds, also on the event loop)
+        #: guards ``_connecting`` and dropping a changed file's engine (held for microseconds,
+        #: also on the event loop)
         self._lock = threading.Lock()
         self._readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="rp-history-read")
         self._connecting: Future[Engine | None] | None = None
         self._down_until = 0.0
         self._logged_down = False
+        #: the SQLite file's (path, device, inode) when the engine was made
+        self._file: tuple[str, int, int] | None = None
+        #: engines left as they are (their files became unwritable): kept, never closed
+        self._abandoned: list[Engine] = []
 
     def connect(self, wait: float | None = None) -> Engine | None:
         """The engine with the schema in place; None while the database is down.
@@ -130,8 +153,12 @@ class Database:
         thread and wait at most this long; None when not yet connected by then. A SQLite
         file is local and connects at once, so it is always connected in place.
         """
-        if self._engine is not None:
+        if self._engine is not None and self._file is None:
             return self._engine
+        if self._engine is not None:
+            self.check_file()
+            if self._engine is not None:
+                return self._engine
         if time.monotonic() < self._down_until:
             return None
         if wait is not None and not self._settings.url.startswith("sqlite"):
@@ -147,12 +174,14 @@ class Database:
             if self._engine is not None:
                 return self._engine
             try:
-                engine = make_engine(self._settings.url)
+                engine = make_engine(self._settings.url, self._settings.sqlite_journal_mode)
                 ensure_schema(engine)
+                path = sqlite_path(self._settings.url)
+                identity = _identity(path) if path else None
             except Exception as exc:
                 self.went_down(exc, "connect")
                 return None
-            self._engine = engine
+            self._engine, self._file = engine, identity
             if self._logged_down:
                 self._settings.log.info("richprogress: the spawn history database is reachable again")
                 self._logged_down = False
@@ -161,6 +190,45 @@ class Database:
     def is_down(self) -> bool:
         """Whether the database is being left alone after an outage (no wait, no lock)."""
         return self._engine is None and time.monotonic() < self._down_until
+
+    def check_file(self) -> None:
+        """Before a write batch (and each use): a SQLite file that was deleted or replaced
+        since the engine opened it is opened anew; one that cannot be written is an outage.
+        An ``os.stat`` and a few ``open`` calls: microseconds."""
+        opened, engine = self._file, self._engine
+        if opened is None or engine is None:
+            return
+        path, device, inode = opened
+        try:
+            now = os.stat(path)
+            what = None if (now.st_dev, now.st_ino) == (device, inode) else "replaced by another file"
+        except FileNotFoundError:
+            what = "removed"
+        except OSError as exc:
+            self.went_down(exc, "connect")
+            return
+        if what is not None:
+            with self._lock:  # a reader and the writer may both notice: one says it
+                if self._engine is not engine:
+                    return
+                self._engine, self._file = None, None
+            self._settings.log.warning(
+                "richprogress: the spawn history file %s was %s; opening it anew (the spawns "
+                "stored before are not in the new file)", path, what,
+            )
+            engine.dispose()
+            return
+        try:
+            check_writable(path)
+        except HistoryFileUnwritable as exc:
+            with self._lock:
+                if self._engine is not engine:
+                    return
+                self._engine, self._file = None, None
+            # never touch its connections again, not even to close them: SQLite maps the
+            # -shm file, and a mapping of a file that became unwritable dies with SIGBUS
+            self._abandoned.append(engine)
+            self.went_down(exc, "connect")
 
     def went_down(self, exc: BaseException, operation: str) -> bool:
         """Count the failure of ``operation`` (connect, read, write, prune); whether it
@@ -181,14 +249,14 @@ class Database:
             self._down_until = float("inf")
         else:
             self._down_until = time.monotonic() + self._settings.retry_seconds
-        engine, self._engine = self._engine, None
+        engine, self._engine, self._file = self._engine, None, None
         if engine is not None:
             engine.dispose()
         if not self._logged_down:
             self._logged_down = True
             self._settings.log.error(
                 "richprogress: the spawn history database %s cannot be used (%s: %s); "
-                "finished spawns are kept in memory until it can",
+                "finished spawns wait until it can",
                 safe_url(self._settings.url),
                 type(exc).__name__,
                 display_line(exc, 500),
@@ -226,18 +294,117 @@ class Database:
             self._engine = None
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for ``url``: SQLite in WAL mode, shared by the writer and reader threads;
+#: ``sqlite_journal_mode`` values
+JOURNAL_MODES = ("auto", "wal", "delete")
+
+#: file systems where WAL is unsafe (its shared memory is not shared across machines)
+NETWORK_FILE_SYSTEMS = frozenset(
+    {"nfs", "nfs4", "cifs", "smb3", "smbfs", "ncpfs", "afs", "9p", "ceph", "glusterfs",
+     "lustre", "gpfs", "beegfs", "ocfs2", "gfs2", "virtiofs", "sshfs", "davfs"}
+)
+
+
+class HistoryFileUnwritable(OSError):
+    """A SQLite file of the history (or its folder) that the hub cannot write."""
+
+
+def sqlite_path(url: str) -> str | None:
+    """The file a ``sqlite://`` URL names (absolute), or None (another database, memory)."""
+    if not url.startswith("sqlite"):
+        return None
+    try:
+        database = make_url(url).database
+    except Exception:
+        return None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return os.path.abspath(database)
+
+
+def _identity(path: str) -> tuple[str, int, int]:
+    st = os.stat(path)
+    return (path, st.st_dev, st.st_ino)
+
+
+def check_writable(path: str) -> None:
+    """Raise ``HistoryFileUnwritable`` unless the folder of ``path`` and each of the
+    database's files that exist (the file, ``-wal``, ``-shm``, ``-journal``) can be written.
+
+    ``os.access``, never ``open``: closing any descriptor of a file drops every POSIX lock
+    this process holds on it, SQLite's included (another process could then checkpoint or
+    truncate the WAL under our connections). ``access`` also says no to root for an
+    immutable file and on a read-only mount."""
+    folder = os.path.dirname(path)
+    if not os.path.isdir(folder):
+        raise HistoryFileUnwritable(f"the folder {folder} of the spawn history does not exist: create it")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise HistoryFileUnwritable(
+            f"the folder {folder} cannot be written by the hub: make it writable "
+            "(chmod u+w, or chattr -i if it is immutable)"
+        )
+    for name in (path, path + "-wal", path + "-shm", path + "-journal"):
+        if os.path.lexists(name) and not os.access(name, os.W_OK):
+            raise HistoryFileUnwritable(
+                f"the file {name} cannot be written by the hub: make it writable "
+                "(chmod u+w, or chattr -i if it is immutable)"
+            )
+
+
+def mount_fstype(path: str, mounts_file: str = "/proc/mounts") -> str | None:
+    """The file system type of the mount holding ``path`` (from ``/proc/mounts``), or None."""
+    real = os.path.realpath(path)
+    best, fstype = "", None
+    try:
+        with open(mounts_file) as mounts:
+            for line in mounts:
+                fields = line.split()
+                if len(fields) < 3:
+                    continue
+                point = fields[1].replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\")
+                inside = real == point or real.startswith(point.rstrip("/") + "/")
+                if inside and len(point) >= len(best):
+                    best, fstype = point, fields[2]
+    except OSError:
+        return None
+    return fstype
+
+
+def journal_mode_for(path: str | None, setting: str) -> str:
+    """The journal mode to use: ``wal`` or ``delete``. ``auto``: WAL on a local file system,
+    DELETE on a network one, or when the file system cannot be told."""
+    if setting in ("wal", "delete"):
+        return setting
+    if path is None:
+        return "wal"
+    fstype = mount_fstype(os.path.dirname(path))
+    if fstype is None or fstype in NETWORK_FILE_SYSTEMS or fstype.startswith("fuse"):
+        return "delete"
+    return "wal"
+
+
+def make_engine(url: str, journal_mode: str = "auto") -> Engine:
+    """An engine for ``url``: SQLite in the journal mode ``journal_mode_for`` picks, shared
+    by the writer and reader threads, its files checked before each connection is opened;
     other databases with a small pool and a connect timeout."""
     if url.startswith("sqlite"):
+        path = sqlite_path(url)
+        mode = journal_mode_for(path, journal_mode)
         engine = create_engine(url, connect_args={"timeout": 5, "check_same_thread": False})
+
+        @event.listens_for(engine, "do_connect")
+        def _check(dialect: Any, record: Any, cargs: Any, cparams: Any) -> None:
+            if path is not None:
+                check_writable(path)  # SIGBUS otherwise, on an -shm it cannot extend
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn: Any, record: Any) -> None:
             cursor = dbapi_conn.cursor()
-            # readers (pages) never wait for the writer thread, and it fsyncs less
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
+            if mode == "wal":
+                # readers (pages) never wait for the writer thread, and it fsyncs less
+                cursor.execute("PRAGMA journal_mode=WAL")
+                cursor.execute("PRAGMA synchronous=NORMAL")
+            else:
+                cursor.execute("PRAGMA journal_mode=DELETE")
             cursor.close()
 
         return engine

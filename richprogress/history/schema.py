@@ -13,6 +13,8 @@ Define the two tables and bring a database to ``SCHEMA_VERSION``.
   length limit) and found by ``user_key`` and ``server_key``, the SHA-256 of each name
   (``rows.identity_key``): a bounded, indexable value that two different names never
   share, so a name cut to fit a column can no longer match another user's name.
+  Version 3 also gives each row its spawn's id (``spawn_uid``, unique), so a spawn stored
+  again from the spool after a crash or an outage is found instead of stored twice.
 
 Upgrades: a release that changes the tables raises ``SCHEMA_VERSION`` and adds a function
 to ``MIGRATIONS`` that takes a connection from version N to N + 1 (in one transaction).
@@ -86,6 +88,9 @@ spawns_table = Table(
     # schema 2: seconds per step of a ready spawn, as small JSON ({"scaling": 95.2, ...}),
     # so typical start times load without unpacking payloads (NULL before schema 2)
     Column("steps", Text),
+    # schema 3: the spawn's id, made when it ended (a uuid): storing it again is a no-op
+    # (NULL before schema 3; NULLs do not collide in a unique index)
+    Column("spawn_uid", String(64)),
     # records, steps, facts, dropped, progress: zlib-compressed JSON, read only when one
     # spawn is shown
     Column("payload", LargeBinary, nullable=False),
@@ -101,6 +106,8 @@ spawns_table = Table(
     Index("ix_rp_spawns_outcome_time_cause", "outcome", "finished_at", "cause"),
     # the age limit
     Index("ix_rp_spawns_time", "finished_at"),
+    # one row per spawn, whatever the spool replays
+    Index("ux_rp_spawns_uid", "spawn_uid", unique=True),
 )
 
 def _add_steps_column(conn: Connection) -> None:
@@ -148,8 +155,21 @@ def _whole_names(conn: Connection) -> None:
     )
 
 
+def _add_spawn_uid(conn: Connection) -> None:
+    """2 -> 3: the unique ``spawn_uid`` column (the spool's replays store a spawn once).
+    Rows written before keep NULL."""
+    conn.execute(text("ALTER TABLE richprogress_spawns ADD COLUMN spawn_uid VARCHAR(64)"))
+    conn.execute(text("CREATE UNIQUE INDEX ux_rp_spawns_uid ON richprogress_spawns (spawn_uid)"))
+
+
+def _to_version_3(conn: Connection) -> None:
+    """2 -> 3: names kept whole, and each spawn's id (both came in one release)."""
+    _whole_names(conn)
+    _add_spawn_uid(conn)
+
+
 #: step N -> N + 1, run in order by ``ensure_schema``
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_steps_column, 2: _whole_names}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_steps_column, 2: _to_version_3}
 
 
 class SchemaTooNew(RuntimeError):

@@ -8,6 +8,8 @@ spawns, recent failures across users, counts by cause), by putting together:
   and tried again after ``retry_seconds``; pages never wait on it for long;
 - ``writer.SpawnWriter``: off the event loop, on one writer thread, with retention
   (``keep_per_server``, ``max_age_days``);
+- ``spool.Spool``: every finished spawn, fsynced to a local file before the database is
+  asked, until the database holds it (``spool_path``, bounded by ``spool_max_bytes``);
 - ``memory.MemorySpawns``: a server's last spawn until its write is done, and whenever
   the database cannot be reached (bounded by ``memory_servers``);
 - ``reads``: the queries;
@@ -28,14 +30,15 @@ from concurrent.futures import Future
 from datetime import datetime
 from typing import Any, TypeVar
 
-from traitlets import Float, Integer, TraitError, Unicode, default, validate
+from traitlets import CaselessStrEnum, Float, Integer, TraitError, Unicode, default, validate
 from traitlets.config import LoggingConfigurable
 
 from richprogress.history import reads
-from richprogress.history.database import Database, driver_url
+from richprogress.history.database import JOURNAL_MODES, Database, driver_url, sqlite_path
 from richprogress.history.memory import MemorySpawns, with_unwritten
 from richprogress.history.read_pool import Read, ReadPool
 from richprogress.history.rows import build_row, snapshot, timeline_of
+from richprogress.history.spool import Spool
 from richprogress.history.url_check import url_problem
 from richprogress.history.writer import SpawnWriter
 from richprogress.model.settings import check_number, setting_name, show
@@ -48,6 +51,8 @@ T = TypeVar("T")
 
 #: the default database file, in the hub's working directory
 DEFAULT_FILE = "richprogress_history.sqlite"
+#: the spool's file name beside a database that is not a SQLite file
+DEFAULT_SPOOL = "richprogress_history.spool"
 
 
 class SpawnHistory(LoggingConfigurable):
@@ -145,12 +150,64 @@ class SpawnHistory(LoggingConfigurable):
         help="Seconds between two deletions of spawns older than ``max_age_days``.",
     )
 
+    spool_path = Unicode(
+        config=True,
+        help="""
+        The spool: a local file where each finished spawn is written (one JSON line,
+        fsynced) before the database is asked, and kept until the database holds it.
+        Spawns that end while the database is down, stalled, locked or deleted, or while
+        the hub is killed, are stored from it later, in order and once each.
+
+        Default: beside the SQLite file of ``url`` (``richprogress_history.spool`` for
+        ``richprogress_history.sqlite``), or ``richprogress_history.spool`` in the hub's
+        working directory for another database. Put it on the hub's volume (z2jh: the
+        folder of ``jupyterhub.sqlite``), or the spool does not outlive the hub's pod.
+        """,
+    )
+
+    @default("spool_path")
+    def _default_spool_path(self) -> str:
+        path = sqlite_path(self.url)
+        if path is None:
+            return os.path.join(os.getcwd(), DEFAULT_SPOOL)
+        return os.path.splitext(path)[0] + ".spool"
+
+    spool_max_bytes = Integer(
+        64 * 1024 * 1024,
+        config=True,
+        help="""
+        The most bytes the spool may hold (default 64 MiB: about a thousand failed spawns
+        of a hundred events each). When the database is down long enough to fill it, later
+        spawns are kept in memory only (the server's last one), which is logged and counted
+        (``richprogress_store_spool_events_total{event="full"}``). 0: no spool.
+        """,
+    )
+
+    sqlite_journal_mode = CaselessStrEnum(
+        list(JOURNAL_MODES),
+        default_value="auto",
+        config=True,
+        help="""
+        The journal mode of a SQLite history file: ``wal`` (readers never wait for the
+        writer), ``delete`` (SQLite's classic rollback journal), or ``auto`` (the default):
+        WAL on a local file system, DELETE on a network one (NFS, CIFS, FUSE, Ceph, ...,
+        read from ``/proc/mounts``), where WAL's shared-memory file is unsafe.
+        """,
+    )
+
     # what each setting accepts (refusals and docs/configuration.md say the same)
     max_age_days.tag(allowed="days, 0 (no age limit) to 36500")
     memory_servers.tag(allowed="a whole number, at least 1")
     retry_seconds.tag(allowed="seconds, 0 or more")
     sweep_seconds.tag(allowed="seconds, 0 or more")
     read_timeout.tag(allowed="seconds, from 0.05 to 60")
+    spool_path.tag(allowed="a file path")
+    spool_max_bytes.tag(allowed="a whole number of bytes, 0 (no spool) or more")
+    sqlite_journal_mode.tag(allowed="'auto', 'wal' or 'delete'")
+
+    @validate("spool_max_bytes")
+    def _check_spool_max_bytes(self, proposal: Any) -> int:
+        return int(check_number(self, proposal, least=0))
 
     @validate("read_timeout")
     def _check_read_timeout(self, proposal: Any) -> float:
@@ -175,7 +232,13 @@ class SpawnHistory(LoggingConfigurable):
         self._database = Database(self)
         self._memory = MemorySpawns(lambda: self.memory_servers)
         self._pages = ReadPool()
-        self.writer = SpawnWriter(self, self._database, self._memory, clock)
+        spool = (
+            Spool(self.spool_path, lambda: self.spool_max_bytes, lambda: self.log)
+            if self.spool_max_bytes > 0
+            else None
+        )
+        # the writer reads back what a previous run left in the spool (its own thread)
+        self.writer = SpawnWriter(self, self._database, self._memory, clock, spool)
 
     @property
     def available(self) -> bool:
@@ -191,11 +254,22 @@ class SpawnHistory(LoggingConfigurable):
         return self.writer.record(end)
 
     def flush(self, timeout: float = 30.0) -> None:
-        """Wait until every queued write is done (tests, benchmarks, shutdown)."""
+        """Wait until every queued write is done or waits for the database (tests,
+        benchmarks, shutdown)."""
         self.writer.flush(timeout)
 
+    def wait_spooled(self, timeout: float = 30.0) -> None:
+        """Wait until every spawn recorded so far is in the spool (fsynced)."""
+        self.writer.wait_spooled(timeout)
+
+    @property
+    def waiting(self) -> int:
+        """Spawns that ended and are not stored yet (in the spool, or in memory)."""
+        return self.writer.waiting
+
     def close(self) -> None:
-        """Finish queued writes and release the database."""
+        """Finish queued writes and release the database (spawns the database did not take
+        stay in the spool for the next start)."""
         self.writer.close()
         self._pages.close()
         self._database.close()

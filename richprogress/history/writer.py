@@ -1,40 +1,63 @@
-"""Writing finished spawns: off the event loop, in order, within the retention limits.
+"""Writing finished spawns: durable at once, stored in order, exactly once, within retention.
 
-Take a finished spawn from the hub's event loop and get it into the
-database on one writer thread, deleting what retention no longer keeps.
+Take a finished spawn from the hub's event loop, make it durable in the
+spool, and get it into the database on one writer thread, deleting what retention no
+longer keeps.
 
 - ``record()`` runs on the loop: it only snapshots the timeline (a list copy) and the
-  spawner's facts, keeps the snapshot in memory (``MemorySpawns``) and queues the write.
-  Diagnosis, JSON and the database work happen on the writer thread. One thread: SQLite
-  wants a single writer, and writes stay in order.
+  spawner's facts, gives the spawn its id (``spawn_uid``, a uuid), keeps the snapshot in
+  memory (``MemorySpawns``) and hands it to the spool thread.
+- The **spool thread** appends it to the spool and fsyncs (``spool.Spool``), then queues it
+  for the database thread. It never touches the database, so a stalled database does
+  not keep spawns from becoming durable.
+- The **database thread** stores the queue in order (``drain``): diagnosis, JSON, an
+  insert unless a row with that ``spawn_uid`` is already there (a replay after a crash),
+  then retention. One thread: SQLite wants a single writer, and writes stay in order.
+  When the database cannot take a spawn, the queue waits (the ``Database`` logs the
+  outage once; each waiting spawn is logged and counted) and is tried again after
+  ``retry_seconds``, or as soon as the next spawn ends after that.
+- At start, the spawns a previous run left in the spool are queued first (and kept in
+  memory, so the pages show them meanwhile).
+- Before each write, a SQLite file that was deleted or replaced is noticed and opened again,
+  and one that cannot be written is an outage (``Database.connect`` checks it).
 - After each write, the server's spawns beyond ``keep_per_server`` are deleted through the
   per-server index (no scan of other servers). Spawns older than ``max_age_days`` are
   deleted at most every ``sweep_seconds``, through the time index.
-- A write that fails leaves the spawn in memory (the ``Database`` logs the outage once).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
+import uuid
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 
 from richprogress.history.database import Database
 from richprogress.history.memory import MemorySpawns, ServerKey
 from richprogress.history.reads import owned_by
 from richprogress.history.rows import build_row, naive_utc, snapshot
 from richprogress.history.schema import spawns_table
+from richprogress.history.spool import Spool, count_spool_event
 from richprogress.stream.spawn_end import SpawnEnd
 
 __all__ = ["RetentionSettings", "SpawnWriter"]
 
 T = TypeVar("T")
+
+#: a database write that has not answered for this long makes later spawns "waiting"
+STALLED_SECONDS = 5.0
+#: spawns the spool could not take (full, unwritable) that still wait in memory, at most
+MAX_UNSPOOLED = 1000
 
 
 class RetentionSettings(Protocol):
@@ -50,11 +73,29 @@ class RetentionSettings(Protocol):
     def sweep_seconds(self) -> float: ...
 
     @property
+    def retry_seconds(self) -> float: ...
+
+    @property
     def log(self) -> logging.Logger | logging.LoggerAdapter[Any]: ...
 
 
+@dataclass
+class Waiting:
+    """A finished spawn on its way to the database."""
+
+    uid: str
+    key: ServerKey
+    snap: dict[str, Any]
+    #: built once (the diagnosis walks every record), kept across retries
+    row: dict[str, Any] | None = None
+    #: counted and logged as waiting already
+    waited: bool = False
+    #: in the spool file (False: in memory only)
+    spooled: bool = True
+
+
 class SpawnWriter:
-    """The writer thread of the spawn history, and the retention it applies."""
+    """The spool and database threads of the spawn history, and the retention it applies."""
 
     def __init__(
         self,
@@ -62,16 +103,31 @@ class SpawnWriter:
         database: Database,
         memory: MemorySpawns,
         clock: Callable[[], datetime],
+        spool: Spool | None = None,
     ) -> None:
         self._settings = settings
         self._database = database
         self._memory = memory
         self._clock = clock
+        self._spool = spool
+        self._spool_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rp-history-spool")
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rp-history-write")
         self._last_sweep = 0.0
+        #: spawns not yet stored, oldest first (appended by the spool thread)
+        self._queue: deque[Waiting] = deque()
+        self._queue_lock = threading.Lock()
+        self._unspooled = 0
+        self._retry: threading.Timer | None = None
+        #: when the database thread began the write it is in (None between writes)
+        self._writing_since: float | None = None
+        self._closed = False
+        if spool is not None:
+            self._spool_thread.submit(self._load_spool)
+
+    # -- on the event loop ------------------------------------------------------------------
 
     def record(self, end: SpawnEnd) -> Future[Any] | None:
-        """Keep a finished spawn: snapshot now (on the loop), write on the writer thread.
+        """Keep a finished spawn: snapshot now (on the loop), spool and store on threads.
 
         Never raises: a spawn must not fail because its history could not be kept."""
         try:
@@ -81,31 +137,184 @@ class SpawnWriter:
             return None
         key = (snap["user_name"], snap["server_name"])
         self._memory.keep(key, snap)
-        return self._thread.submit(self.write, key, snap)
+        return self._spool_thread.submit(self._spool_and_queue, Waiting(uuid.uuid4().hex, key, snap))
 
-    def write(self, key: ServerKey, snap: dict[str, Any]) -> int | None:
-        """Write one snapshot now, on the calling thread (the writer thread, or a benchmark);
-        the new row's id, or None when the database could not take it."""
-        row = build_row(snap)
+    # -- the spool thread -------------------------------------------------------------------
+
+    def _load_spool(self) -> None:
+        assert self._spool is not None
+        left = self._spool.load()
+        if not left:
+            return
+        self._settings.log.info(
+            "richprogress: %d finished spawns wait in the spawn spool %s; storing them",
+            len(left), self._spool.path,
+        )
+        with self._queue_lock:
+            for spawn in left:
+                key = (str(spawn.snapshot.get("user_name", "")), str(spawn.snapshot.get("server_name", "")))
+                self._memory.keep(key, spawn.snapshot)
+                self._queue.append(Waiting(spawn.uid, key, spawn.snapshot, waited=True))
+        self._thread.submit(self.drain)
+
+    def _spool_and_queue(self, spawn: Waiting) -> None:
+        spawn.spooled = self._spool is not None and self._spool.append(spawn.uid, spawn.snap)
+        with self._queue_lock:
+            if not spawn.spooled:
+                if self._unspooled >= MAX_UNSPOOLED:
+                    return  # memory keeps the server's last spawn; the spool counted it
+                self._unspooled += 1
+            self._queue.append(spawn)
+        since = self._writing_since
+        if since is not None and time.monotonic() - since > STALLED_SECONDS:
+            self._waits(spawn, f"the database has not answered for {time.monotonic() - since:.0f} s")
+        self._thread.submit(self.drain)
+
+    def _waits(self, spawn: Waiting, why: str) -> None:
+        """Count and log a spawn that the database does not take at once (once per spawn)."""
+        if spawn.waited:
+            return
+        spawn.waited = True
+        count_spool_event("waiting")
+        where = f"in the spool {self._spool.path}" if self._spool is not None and spawn.spooled else "in memory only"
+        self._settings.log.warning(
+            "richprogress: the spawn of %s/%s (id %s) waits %s: %s; %d spawns wait",
+            spawn.key[0], spawn.key[1], spawn.uid, where, why, len(self._queue),
+        )
+
+    # -- the database thread ----------------------------------------------------------------
+
+    def drain(self) -> int:
+        """Store the waiting spawns in order, on the calling thread (the database thread);
+        stop at the first that the database does not take. How many were stored."""
+        stored = 0
+        while True:
+            with self._queue_lock:
+                if not self._queue:
+                    return stored
+                spawn = self._queue[0]
+            if self.write(spawn) is None:
+                with self._queue_lock:
+                    for later in self._queue:
+                        self._waits(later, "the database cannot be used")
+                self._retry_later()
+                return stored
+            with self._queue_lock:
+                if self._queue and self._queue[0] is spawn:
+                    self._queue.popleft()
+                    self._unspooled -= 0 if spawn.spooled else 1
+            stored += 1
+
+    def write_now(self, key: ServerKey, snap: dict[str, Any]) -> int | None:
+        """Spool (when there is a spool) and store one snapshot now, on the calling thread,
+        as the two threads do for a recorded spawn (a benchmark's measure); its row's id."""
+        spawn = Waiting(uuid.uuid4().hex, key, snap)
+        if self._spool is not None:
+            self._spool.append(spawn.uid, snap)
+        return self.write(spawn)
+
+    def write(self, spawn: Waiting) -> int | None:
+        """Store one spawn now (once, by its ``spawn_uid``); its row's id, or None when
+        the database could not take it."""
+        if spawn.row is None:
+            try:
+                spawn.row = {**build_row(spawn.snap), "spawn_uid": spawn.uid}
+            except Exception:  # a snapshot that cannot be stored must not hold up the rest
+                self._settings.log.exception(
+                    "richprogress: cannot store the spawn %s of %s/%s; dropped", spawn.uid, *spawn.key
+                )
+                self._stored(spawn, None)
+                return -1
+        row = spawn.row
+        self._writing_since = time.monotonic()  # connecting may hang too (a stalled server)
         engine = self._database.connect()
         if engine is None:
-            self._memory.written(key, snap, row, None)
+            self._writing_since = None
+            self._memory.written(spawn.key, spawn.snap, row, None)
             return None
         operation = "write"
+        inserted = False
         try:
             with engine.begin() as conn:
-                result = conn.execute(insert(spawns_table).values(**row))
-                new_id = result.inserted_primary_key[0]  # type: ignore[index]
-                operation = "prune"  # the insert is undone with it: the spawn stays in memory
-                self._trim_server(conn, row["user_name"], row["server_name"])
-                self._sweep(conn)
-                operation = "write"  # the commit, as the block ends
+                new_id = self._existing(conn, spawn.uid)
+                if new_id is None:
+                    inserted = True
+                    result = conn.execute(insert(spawns_table).values(**row))
+                    new_id = int(result.inserted_primary_key[0])  # type: ignore[index]
+                    operation = "prune"  # the insert is undone with it: the spawn waits
+                    self._trim_server(conn, row["user_name"], row["server_name"])
+                    self._sweep(conn)
+                    operation = "write"  # the commit, as the block ends
+        except IntegrityError:
+            # another writer stored this spawn id meanwhile (two hubs on one spool)
+            new_id = self._stored_elsewhere(spawn)
+            if new_id is None:
+                return None
         except Exception as exc:
-            self._database.went_down(exc, operation)
-            self._memory.written(key, snap, row, None)
+            if self._database.went_down(exc, operation):
+                self._memory.written(spawn.key, spawn.snap, row, None)
+                return None
+            # not an outage: the database refuses this row, and would refuse it again; it
+            # must not hold up the spawns queued behind it (went_down logged why)
+            return self._refused(spawn)
+        finally:
+            self._writing_since = None
+        self._stored(spawn, new_id, inserted)
+        return new_id
+
+    def _stored_elsewhere(self, spawn: Waiting) -> int | None:
+        engine = self._database.connect()
+        try:
+            with engine.connect() as conn:  # type: ignore[union-attr]
+                found = self._existing(conn, spawn.uid)
+        except Exception as exc:
+            self._database.went_down(exc, "write")
             return None
-        self._memory.written(key, snap, row, int(new_id))
-        return int(new_id)
+        if found is None:
+            self._database.went_down(RuntimeError("the spawn's row was refused"), "write")
+            return self._refused(spawn)
+        return found
+
+    def _refused(self, spawn: Waiting) -> int:
+        """A spawn the database will not take (not an outage): set aside, counted and
+        logged, so the rest are stored; memory still tells it as the server's last spawn."""
+        count_spool_event("refused")
+        self._settings.log.error(
+            "richprogress: the spawn history database refused the spawn %s of %s/%s; it is not stored",
+            spawn.uid, *spawn.key,
+        )
+        if spawn.row is not None:
+            self._memory.written(spawn.key, spawn.snap, spawn.row, None)
+        if self._spool is not None:
+            self._spool.stored(spawn.uid)
+        return -1
+
+    @staticmethod
+    def _existing(conn: Connection, uid: str) -> int | None:
+        found = conn.execute(select(spawns_table.c.id).where(spawns_table.c.spawn_uid == uid)).scalar()
+        return int(found) if found is not None else None
+
+    def _stored(self, spawn: Waiting, new_id: int | None, inserted: bool = False) -> None:
+        if self._spool is not None:
+            self._spool.stored(spawn.uid)
+        if spawn.waited and inserted:
+            count_spool_event("replayed")
+        if spawn.row is not None:
+            self._memory.written(spawn.key, spawn.snap, spawn.row, new_id)
+
+    def _retry_later(self) -> None:
+        """Drain again after ``retry_seconds`` (one timer at a time)."""
+        if self._closed or (self._retry is not None and self._retry.is_alive()):
+            return
+        self._retry = threading.Timer(max(0.05, self._settings.retry_seconds), self._retry_now)
+        self._retry.daemon = True
+        self._retry.start()
+
+    def _retry_now(self) -> None:
+        try:
+            self._thread.submit(self.drain)
+        except RuntimeError:  # closed meanwhile
+            pass
 
     def _trim_server(self, conn: Connection, user: str, server: str) -> None:
         """Delete this server's spawns beyond ``keep_per_server`` (per-server index only)."""
@@ -132,15 +341,36 @@ class SpawnWriter:
         cutoff = naive_utc(self._clock() - timedelta(days=self._settings.max_age_days))
         conn.execute(delete(spawns_table).where(spawns_table.c.finished_at < cutoff))
 
+    # -- waiting for the threads --------------------------------------------------------------
+
+    @property
+    def waiting(self) -> int:
+        """Spawns ended but not yet stored."""
+        return len(self._queue)
+
     def after_writes(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        """Run ``fn(*args)`` on the writer thread once the writes queued so far are done
+        """Run ``fn(*args)`` on the database thread once the writes queued so far are done
         (``flush`` waits on a no-op; a test can hold the thread with a gate)."""
         return self._thread.submit(fn, *args)
 
+    def wait_spooled(self, timeout: float = 30.0) -> None:
+        """Wait until every spawn recorded so far is in the spool (fsynced) and queued."""
+        self._spool_thread.submit(lambda: None).result(timeout)
+
     def flush(self, timeout: float = 30.0) -> None:
-        """Wait until every queued write is done (tests, benchmarks, shutdown)."""
-        self.after_writes(lambda: None).result(timeout)
+        """Wait until every recorded spawn went through the database thread (stored, or
+        waiting for the database to come back)."""
+        deadline = time.monotonic() + timeout
+        self.wait_spooled(timeout)
+        self.after_writes(lambda: None).result(max(0.0, deadline - time.monotonic()))
 
     def close(self) -> None:
-        """Finish the queued writes and stop the writer thread."""
+        """Finish the queued writes and stop both threads (what still waits stays in the
+        spool for the next start)."""
+        self._closed = True
+        if self._retry is not None:
+            self._retry.cancel()
+        self._spool_thread.shutdown(wait=True)
         self._thread.shutdown(wait=True)
+        if self._spool is not None:
+            self._spool.close()
