@@ -249,8 +249,17 @@ CASES = [
         ev("ProvisioningFailed", 'failed to provision volume with StorageClass "gp3": rpc error: code = Internal '
            "desc = Could not create volume: UnauthorizedOperation", type=W,
            component="ebs.csi.aws.com_ebs-csi-controller-7d9c_1a2b", kind="PersistentVolumeClaim", name="claim-alice"),
-        "Creating a disk for your storage failed; the cluster will try again", "warning", "volume",
+        "Creating a disk of storage class gp3 failed: the storage service is not allowed to do it (its credentials "
+        "or permissions) (UnauthorizedOperation)", "warning", "volume",
         id="pvc-provisioning-failed",
+    ),
+    pytest.param(
+        # a cause the cause reader has no class for: the rule's own words
+        ev("ProvisioningFailed", 'failed to provision volume with StorageClass "gp3": rpc error: code = Internal '
+           "desc = Could not create volume: InvalidParameterCombination", type=W,
+           component="ebs.csi.aws.com_ebs-csi-controller-7d9c_1a2b", kind="PersistentVolumeClaim", name="claim-alice"),
+        "Creating a disk for your storage failed; the cluster will try again", "warning", "volume",
+        id="pvc-provisioning-failed-unknown",
     ),
     pytest.param(
         ev("FailedBinding", "no persistent volumes available for this claim and no storage class is set", type=W,
@@ -271,8 +280,15 @@ CASES = [
     pytest.param(
         ev("FailedAttachVolume", 'AttachVolume.Attach failed for volume "pvc-8c1b2f0e" : rpc error: code = '
            "DeadlineExceeded desc = context deadline exceeded", component="attachdetach-controller", type=W),
-        "Connecting your disk to the machine failed; the cluster will try again", "warning", "volume",
+        "Attaching the disk pvc-8c1b2f0e to the machine failed: the storage service did not answer in time "
+        "(deadline exceeded)", "warning", "volume",
         id="volume-attach-failed",
+    ),
+    pytest.param(
+        ev("FailedAttachVolume", 'AttachVolume.Attach failed for volume "pvc-8c1b2f0e" : rpc error: code = '
+           "Internal desc = could not attach volume: IncorrectState", component="attachdetach-controller", type=W),
+        "Connecting your disk to the machine failed; the cluster will try again", "warning", "volume",
+        id="volume-attach-failed-unknown",
     ),
     pytest.param(
         ev("FailedMount", "Unable to attach or mount volumes: unmounted volumes=[home], unattached volumes="
@@ -371,8 +387,46 @@ CASES = [
         ev("Failed", 'Failed to pull image "quay.io/x/y:1": rpc error: code = Unknown desc = failed to pull and '
            'unpack image "quay.io/x/y:1": failed to copy: read tcp 10.0.0.5:51234->1.2.3.4:443: read: connection '
            "reset by peer", field_path=NOTEBOOK, type=W),
+        "Downloading the image quay.io/x/y:1 for the notebook container failed: the connection to the registry was "
+        "cut (connection reset by peer)", "warning", "image", id="image-pull-failed-other",
+    ),
+    pytest.param(
+        ev("Failed", 'Failed to pull image "quay.io/x/y:1": rpc error: code = Unknown desc = failed to pull and '
+           'unpack image "quay.io/x/y:1": failed to unpack image on snapshotter overlayfs', field_path=NOTEBOOK, type=W),
         "Downloading the image quay.io/x/y:1 for the notebook container failed; the cluster will try again",
-        "warning", "image", id="image-pull-failed-other",
+        "warning", "image", id="image-pull-failed-unknown",
+    ),
+    pytest.param(
+        # containerd images/image.go: the image exists, but not for this platform
+        ev("Failed", 'Failed to pull image "ghcr.io/x/y:1": rpc error: code = NotFound desc = failed to pull and '
+           'unpack image "ghcr.io/x/y:1": no match for platform in manifest: not found', field_path=NOTEBOOK, type=W),
+        "The image ghcr.io/x/y:1 for the notebook container has no build for this kind of machine: it exists, but "
+        "not for this platform", "error", "image", id="image-wrong-platform",
+    ),
+    pytest.param(
+        # the Docker daemon's wording (distribution/pull_v2.go), through dockershim or cri-dockerd
+        ev("Failed", 'Failed to pull image "x/y:1": rpc error: code = Unknown desc = Error response from daemon: '
+           "no matching manifest for linux/arm64/v8 in the manifest list entries", field_path=NOTEBOOK, type=W),
+        "The image x/y:1 for the notebook container has no build for this kind of machine (linux/arm64/v8): it "
+        "exists, but not for this platform", "error", "image", id="image-wrong-platform-docker",
+    ),
+    pytest.param(
+        ev("Failed", 'Failed to pull image "x/y:1"": rpc error: code = Unknown desc = invalid reference format',
+           field_path=NOTEBOOK, type=W),
+        'The image name x/y:1" for the notebook container is not a valid image name', "error", "image",
+        id="image-invalid-reference",
+    ),
+    pytest.param(
+        # kubelet image_manager.go: the runtime could not read an image it has; the name is set
+        ev("InspectFailed", 'Failed to inspect image "x/y:1": rpc error: code = Unknown desc = Error response from '
+           "daemon: readlink /var/lib/docker/overlay2/l: invalid argument", field_path=NOTEBOOK, type=W),
+        "The container runtime on the machine could not read the image x/y:1", "error", "image",
+        id="image-inspect-failed",
+    ),
+    pytest.param(
+        ev("Failed", "Error: ImageInspectError", field_path=NOTEBOOK, type=W),
+        "The container runtime on the machine could not read the image for the notebook container", "error", "image",
+        id="image-inspect-error",
     ),
     pytest.param(
         ev("ErrImageNeverPull", 'Container image "x/y:1" is not present with pull policy of Never',
@@ -420,8 +474,21 @@ CASES = [
     pytest.param(
         ev("Unhealthy", 'Readiness probe failed: Get "http://10.0.0.5:8888/user/alice/api": dial tcp 10.0.0.5:8888: '
            "connect: connection refused", field_path=NOTEBOOK, type=W),
-        "The notebook container did not pass a health check yet (Readiness probe)", "warning", "starting",
+        "The notebook container did not pass a health check yet (Readiness probe): your server 10.0.0.5:8888 "
+        "refused the connection (nothing is listening there)", "warning", "starting",
         id="unhealthy-readiness",
+    ),
+    pytest.param(
+        # an exec probe whose command printed nothing: no cause to add
+        ev("Unhealthy", "Readiness probe failed: ", field_path=NOTEBOOK, type=W),
+        "The notebook container did not pass a health check yet (Readiness probe)", "warning", "starting",
+        id="unhealthy-readiness-no-output",
+    ),
+    pytest.param(
+        # kubelet probe/http/http.go: the status code is the cause
+        ev("Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 500", field_path=NOTEBOOK, type=W),
+        "The notebook container did not pass a health check yet (Readiness probe): it answered with HTTP status 500",
+        "warning", "starting", id="unhealthy-status-code",
     ),
     pytest.param(
         # kubelet prober.go v1.15+: the probe passed, with a remark (wording read in its source)

@@ -1,0 +1,94 @@
+"""The cause reader: an error message no rule words, or one a rule words only as "failed",
+said as the operation in words and its cause in words, keeping the decisive token.
+
+``read_cause(message, container)`` parses the message (``error_chain``), classifies its
+clauses (``error_classes``) and picks the cause: the innermost clause of a specific class,
+else the innermost of a generic one. "Downloading the image quay.io/x:1 failed: the
+registry's name quay.io could not be looked up (DNS)". None when no clause has a class: the
+event keeps its own words (the raw message is always in the row's details).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from richprogress.wording.error_chain import ErrorChain, parse_chain
+from richprogress.wording.error_classes import ErrorClass, Fixer, classify_clause
+
+
+class ReadCause(NamedTuple):
+    """What the cause reader found: the ``sentence`` (the operation and its cause), the
+    ``cause`` alone and the ``hint`` to show, the ``error_class``,
+    its ``fixer``, the ``phase`` of the operation (None when unknown), the raw innermost
+    ``clause`` it classified, and the parsed ``chain``."""
+
+    sentence: str
+    #: the cause alone, in words ("the registry's name quay.io could not be looked up (DNS)")
+    cause: str
+    hint: str
+    error_class: ErrorClass
+    fixer: Fixer
+    phase: str | None
+    clause: str
+    chain: ErrorChain
+
+
+#: operation -> (how it reads, with {object} and {container}; the step it belongs to)
+_OPERATION_WORDS: dict[str, tuple[str, str]] = {
+    "pull": ("Downloading the image {object} for the {container} container", "image"),
+    "inspect": ("Reading the image {object} on the machine", "image"),
+    "mount": ("Mounting the volume {object}", "volume"),
+    "unmount": ("Unmounting the volume {object}", "volume"),
+    "attach": ("Attaching the disk {object} to the machine", "volume"),
+    "provision": ("Creating a disk of storage class {object}", "volume"),
+    "resize": ("Resizing the volume {object}", "volume"),
+    "sandbox": ("Setting up your server's sandbox (its network and container runtime)", "starting"),
+    "probe": ("The {probe} health check of the {container} container", "starting"),
+    "start": ("Starting the {container} container", "starting"),
+}
+
+
+def _operation_words(chain: ErrorChain, container: str) -> tuple[str, str | None]:
+    words = _OPERATION_WORDS.get(chain.operation)
+    if words is None:
+        return "", None
+    template, phase = words
+    obj = chain.object
+    if chain.synced:  # the old kubelet's "failed to StartContainer for <c>": the object is the container
+        container, obj = chain.object, ""
+    sentence = template.format(object=obj, container=container or "server's", probe=obj.lower())
+    return " ".join(sentence.split()).replace("the server's container", "your server's container"), phase
+
+
+def pick(chain: ErrorChain) -> tuple[ErrorClass, str] | None:
+    """The cause of ``chain``: the innermost clause of a specific class, else the innermost
+    of a generic one, with its class; None when no clause has a class."""
+    generic: tuple[ErrorClass, str] | None = None
+    for clause in reversed(chain.causes):
+        cls = classify_clause(clause)
+        if cls is None:
+            continue
+        if cls.specific:
+            return cls, clause
+        if generic is None:
+            generic = (cls, clause)
+    return generic
+
+
+def read_cause(message: str, container: str = "") -> ReadCause | None:
+    """The sentence for ``message`` from its cause (see the module's docstring), or None."""
+    chain = parse_chain(message)
+    found = pick(chain)
+    if found is None:
+        return None
+    cls, clause = found
+    text = message[:4000]
+    matched = cls.pattern.search(clause)
+    assert matched is not None  # classify_clause found it there
+    cause = cls.words(matched, chain, text)
+    operation, phase = _operation_words(chain, container)
+    if operation:
+        sentence = f"{operation} failed: {cause}"
+    else:
+        sentence = cause[0].upper() + cause[1:]
+    return ReadCause(sentence, cause, cls.hint, cls, cls.fixer, phase, clause, chain)
