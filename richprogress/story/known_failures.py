@@ -22,6 +22,7 @@ from richprogress.story.hints import (
     HINT_RETRY,
     HINT_SMALLER,
     HINT_WEBHOOK,
+    HINT_WRONG_PLATFORM,
 )
 from richprogress.story.record_text import text_field
 
@@ -69,6 +70,16 @@ _FAILURES: tuple[Failure, ...] = (
         "image",
         HINT_RETRY,
     ),
+    # the image exists, not for this machine's platform (containerd's "no match for platform in
+    # manifest: not found" ends like a missing image; the Docker daemon's "no matching manifest")
+    _failure(
+        "image-wrong-platform",
+        "Failed",
+        r"Failed to pull image.*?(no match for (current )?platform|no matching manifest for|no supported platform)",
+        90,
+        "image",
+        HINT_WRONG_PLATFORM,
+    ),
     _failure(
         "image-not-found",
         "Failed",
@@ -79,6 +90,9 @@ _FAILURES: tuple[Failure, ...] = (
         "image",
         HINT_IMAGE_NAME,
     ),
+    # the runtime could not read an image it has: the name is set, the machine is at fault
+    _failure("image-inspect-failed", "InspectFailed", r"\AFailed to inspect image", 85, "image", HINT_ADMIN),
+    _failure("image-inspect-failed", "Failed", r"Error: ImageInspectError", 30, "image", HINT_ADMIN),
     _failure(
         "image-invalid",
         "InspectFailed InvalidImageName ErrImageNeverPull",

@@ -60,6 +60,31 @@ def _operation_words(chain: ErrorChain, container: str) -> tuple[str, str | None
     return " ".join(sentence.split()).replace("the server's container", "your server's container"), phase
 
 
+#: default rules whose sentence may say only that something failed: the cause reader words
+#: why instead, when their sentence is the generic one (``_generic``)
+SAYS_ONLY_FAILED = frozenset({
+    "image-pull-failed", "volume-provisioning-failed", "volume-attach-failed", "volume-mount-failed",
+    "container-unhealthy", "container-error", "sandbox-failed",
+})
+#: ... of which these keep their sentence (a health check failing at first is normal) and add why
+KEEP_AND_ADD = frozenset({"container-unhealthy"})
+
+
+def _generic(message: str | None) -> bool:
+    """Whether a rule's sentence says only that something failed: "...; the cluster will try
+    again" with no reason before it, "The x container could not start", a health check."""
+    if not message:
+        return True
+    if message.endswith("the cluster will try again"):
+        return ": " not in message
+    return message.endswith(("container could not start", "probe)"))
+
+
+def says_only_failed(rule_id: str | None, message: str | None) -> bool:
+    """Whether the record a default rule ``rule_id`` made says only that something failed."""
+    return rule_id in SAYS_ONLY_FAILED and _generic(message)
+
+
 def pick(chain: ErrorChain) -> tuple[ErrorClass, str] | None:
     """The cause of ``chain``: the innermost clause of a specific class, else the innermost
     of a generic one, with its class; None when no clause has a class."""

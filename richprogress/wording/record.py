@@ -12,7 +12,7 @@ from typing import Any
 
 from richprogress.model.display import clean_str
 from richprogress.model.records import EventRecord
-from richprogress.wording.cause_reader import read_cause
+from richprogress.wording.cause_reader import KEEP_AND_ADD, read_cause, says_only_failed
 from richprogress.wording.fields import Fields, normalize_message
 from richprogress.wording.rules import Rule, RuleSet
 
@@ -62,26 +62,6 @@ def is_fatal(rule: Rule, groups: Mapping[str, str], log_once: LogOnce) -> bool:
         return False
 
 
-#: default rules whose sentence may say only that something failed: the cause reader words
-#: why instead, when their sentence is the generic one (``_generic``)
-_SAYS_ONLY_FAILED = frozenset({
-    "image-pull-failed", "volume-provisioning-failed", "volume-attach-failed", "volume-mount-failed",
-    "container-unhealthy", "container-error", "sandbox-failed",
-})
-#: ... of which these keep their sentence (a health check failing at first is normal) and add why
-_KEEP_AND_ADD = frozenset({"container-unhealthy"})
-
-
-def _generic(message: str | None) -> bool:
-    """Whether a rule's sentence says only that something failed: "...; the cluster will try
-    again" with no reason before it, "The x container could not start", a health check."""
-    if not message:
-        return True
-    if message.endswith("the cluster will try again"):
-        return ": " not in message
-    return message.endswith(("container could not start", "probe)"))
-
-
 def build_record(ruleset: RuleSet, fields: Fields, log_once: LogOnce) -> tuple[EventRecord, bool]:
     """The record for ``fields``, and whether its wording may be reused (see ``Rule.pure``)."""
     # Unpacking the tuple once is much cheaper than 13 attribute lookups per event.
@@ -118,11 +98,11 @@ def build_record(ruleset: RuleSet, fields: Fields, log_once: LogOnce) -> tuple[E
                     hint = hint or None
                 else:
                     hint = render(rule, True, groups, log_once) or None
-    if raw and ((rule_id is None and type_ == "Warning") or (rule_id in _SAYS_ONLY_FAILED and _generic(message))):
+    if raw and (rule_id is None and type_ == "Warning" or says_only_failed(rule_id, message)):
         # No rule says why: the cause inside the error does (the raw text stays in the details).
         cause = read_cause(raw, container or "")
         if cause is not None:
-            if rule_id in _KEEP_AND_ADD:
+            if rule_id in KEEP_AND_ADD:
                 message = f"{message}: {cause.cause}"
             else:
                 message = cause.sentence
