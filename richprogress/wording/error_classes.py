@@ -47,7 +47,7 @@ ADMIN = "This needs your administrator: ask them for help and send them this pag
 RETRY = "The cluster will try again; if it keeps failing, ask your administrator and send them this page."
 
 _HOST_RE = re.compile(r"lookup (?P<host>[\w.-]{1,253})|(?:https?://|dial tcp |host )(?P<addr>[\w.-]{1,253}(?::\d+)?)")
-_PATH_RE = re.compile(r'(?:exec|stat|open|mkdir|write|chdir to cwd \(|at|mounting) \\?"?(?P<path>/[^\s":)\\]{1,300})')
+_PATH_RE = re.compile(r'(?:exec|stat|open|mkdir|write|chdir to cwd \(|at|mounting):? \\?"?(?P<path>/[^\s":)\\]{1,300})')
 
 
 def _role(chain: ErrorChain) -> str:
@@ -133,7 +133,7 @@ def _exec_format(found: re.Match[str], chain: ErrorChain, text: str) -> str:
 
 
 def _space(found: re.Match[str], chain: ErrorChain, text: str) -> str:
-    limit = re.search(r"(?:limit of containers|exceeds the limit) \"?(?P<q>\d[\w.]*)", text)
+    limit = re.search(r"(?:limit of containers|exceeds the limit|ephemeral storage limit) \"?(?P<q>\d[\w.]*)", text)
     if limit is not None:
         return f"it used more disk space than its limit of {limit.group('q').rstrip('.')} allows"
     return "the machine's disk is full (no space left on device)"
@@ -150,7 +150,7 @@ def _permission(found: re.Match[str], chain: ErrorChain, text: str) -> str:
     if cwd is not None:
         return f"the container's user may not enter its working folder {cwd.group('cwd')} (permission denied)"
     path = _path(text)
-    return _with(path, "permission was denied{token}")
+    return f"permission was denied for {path}" if path else "permission was denied"
 
 
 def _denied(found: re.Match[str], chain: ErrorChain, text: str) -> str:
@@ -244,7 +244,7 @@ CLASSES: tuple[ErrorClass, ...] = (
     _class("quota", r"LimitExceeded|QuotaExceeded|exceeded quota|exceeded your maximum|quota exceeded", True,
            "admin", _quota, ADMIN),
     _class("no-space", r"no space left on device|DiskPressure|disk pressure|ephemeral local storage usage exceeds|"
-           r"EmptyDir volume .{1,260} exceeds the limit", True, "admin", _space,
+           r"EmptyDir volume .{1,260} exceeds the limit|exceeded its local ephemeral storage limit", True, "admin", _space,
            "Free some space in your server's files or choose an option with more disk. " + ADMIN),
     _class("read-only", r"read-only file system", True, "admin", _read_only, ADMIN),
     _class("permission", r"permission denied|operation not permitted", True, "admin", _permission, ADMIN, _I),
