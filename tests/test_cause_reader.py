@@ -18,7 +18,7 @@ from richprogress.story.diagnosis import diagnose
 from richprogress.story.verdict import decide
 from richprogress.wording.cause_reader import pick, read_cause
 from richprogress.wording.error_chain import parse_chain
-from richprogress.wording.error_classes import BY_NAME, CLASSES, fixer_of
+from richprogress.wording.error_classes import BY_NAME, CLASSES, candidates, fixer_of
 from richprogress.wording.formatter import EventFormatter
 
 NOTEBOOK = "spec.containers{notebook}"
@@ -297,3 +297,14 @@ def test_the_innermost_cause_is_the_one_worded(operation: tuple[str, str], nesti
     assert (picked[1], picked[0].name) == expected
     found = read_cause(message, "notebook")
     assert found is not None and found.error_class.name == expected[1]
+
+
+def test_the_cheap_gate_never_hides_a_class() -> None:
+    """``candidates`` (words and pieces) lets through every class whose pattern matches."""
+    texts = [case[1] for case in CASES] + [clause for clause, _name in CLAUSES]
+    for text in texts:
+        low = text.lower()
+        among = candidates(low)
+        for cls in CLASSES:
+            if cls.pattern.search(low):
+                assert cls in among, (cls.name, text)

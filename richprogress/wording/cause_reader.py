@@ -10,10 +10,11 @@ event keeps its own words (the raw message is always in the row's details).
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from richprogress.wording.error_chain import ErrorChain, parse_chain
-from richprogress.wording.error_classes import ErrorClass, Fixer, classify_clause
+from richprogress.wording.error_classes import ErrorClass, Fixer, candidates, classify_lower
 
 
 class ReadCause(NamedTuple):
@@ -88,29 +89,35 @@ def says_only_failed(rule_id: str | None, message: str | None) -> bool:
 def pick(chain: ErrorChain) -> tuple[ErrorClass, str] | None:
     """The cause of ``chain``: the innermost clause of a specific class, else the innermost
     of a generic one, with its class; None when no clause has a class."""
-    generic: tuple[ErrorClass, str] | None = None
+    found = _pick(chain)
+    return None if found is None else (found[0], found[1])
+
+
+def _pick(chain: ErrorChain) -> tuple[ErrorClass, str, re.Match[str]] | None:
+    among = candidates(" ".join(chain.causes).lower())
+    if not among:
+        return None  # the common case for a message no class knows: no pattern searched
+    generic: tuple[ErrorClass, str, re.Match[str]] | None = None
     for clause in reversed(chain.causes):
-        cls = classify_clause(clause)
-        if cls is None:
-            continue
-        if cls.specific:
-            return cls, clause
+        low = clause.lower()
+        found = classify_lower(low, True, among)
+        if found is not None:
+            return found[0], clause, found[1]
         if generic is None:
-            generic = (cls, clause)
+            weak = classify_lower(low, False, among)
+            if weak is not None:
+                generic = (weak[0], clause, weak[1])
     return generic
 
 
 def read_cause(message: str, container: str = "") -> ReadCause | None:
     """The sentence for ``message`` from its cause (see the module's docstring), or None."""
     chain = parse_chain(message)
-    found = pick(chain)
+    found = _pick(chain)
     if found is None:
         return None
-    cls, clause = found
-    text = message[:4000]
-    matched = cls.pattern.search(clause)
-    assert matched is not None  # classify_clause found it there
-    cause = cls.words(matched, chain, text)
+    cls, clause, matched = found
+    cause = cls.words(matched, chain, message[:4000])
     operation, phase = _operation_words(chain, container)
     if operation:
         sentence = f"{operation} failed: {cause}"

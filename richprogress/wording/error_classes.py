@@ -31,9 +31,9 @@ Fixer = Literal["you", "admin", "cluster"]
 @dataclass(frozen=True)
 class ErrorClass:
     """One class of error: ``name`` (also the cause-reader rule's id suffix), the
-    ``pattern`` searched in a clause, ``specific`` (it says why, not only how it showed),
-    ``fixer``, ``words(found, chain, text)`` (the cause in words, keeping its decisive
-    token) and ``hint`` (what to do)."""
+    ``pattern`` searched in a lower-cased clause, ``specific`` (it says why, not only how it
+    showed), ``fixer``, ``words(found, chain, text)`` (the cause in words, keeping its
+    decisive token), ``hint`` (what to do), and the ``keys`` and ``pieces`` that gate it."""
 
     name: str
     pattern: re.Pattern[str]
@@ -41,12 +41,15 @@ class ErrorClass:
     fixer: Fixer
     words: Callable[[re.Match[str], ErrorChain, str], str]
     hint: str
+    #: words (lower case, letters and digits) one of which any text of the class holds, and
+    #: pieces of words it may hold instead: a cheap gate before the pattern is searched
+    keys: frozenset[str] = frozenset()
+    pieces: tuple[str, ...] = ()
 
 
 ADMIN = "This needs your administrator: ask them for help and send them this page."
 RETRY = "The cluster will try again; if it keeps failing, ask your administrator and send them this page."
 
-_HOST_RE = re.compile(r"lookup (?P<host>[\w.-]{1,253})|(?:https?://|dial tcp |host )(?P<addr>[\w.-]{1,253}(?::\d+)?)")
 _PATH_RE = re.compile(r'(?:exec|stat|open|mkdir|write|chdir to cwd \(|at|mounting):? \\?"?(?P<path>/[^\s":)\\]{1,300})')
 
 
@@ -57,11 +60,20 @@ def _role(chain: ErrorChain) -> str:
             "sandbox": "the container runtime"}.get(chain.operation, "the server it called")
 
 
+_NAME_AT = re.compile(r"[\w.-]{1,253}(?::\d{1,5})?")
+
+
 def _host(text: str) -> str:
-    found = _HOST_RE.search(text)
-    if found is None:
-        return ""
-    return found.group("host") or found.group("addr") or ""
+    """The name the machine looked up or called, from Go's "lookup <name>", a URL or "dial
+    tcp <addr>" (plain finds, then one anchored match: cheaper than a search)."""
+    for marker in ("lookup ", "https://", "http://", "dial tcp ", "host "):
+        at = text.find(marker)
+        if at >= 0:
+            found = _NAME_AT.match(text, at + len(marker))
+            if found is not None:
+                name = found.group(0)
+                return name.split(":")[0] if marker == "lookup " else name
+    return ""
 
 
 def _path(text: str) -> str:
@@ -81,7 +93,7 @@ def _dns(found: re.Match[str], chain: ErrorChain, text: str) -> str:
 
 def _tls(found: re.Match[str], chain: ErrorChain, text: str) -> str:
     who = _host(text) or _role(chain)
-    if "HTTP response to HTTPS" in found.group(0):
+    if "http response to https" in found.group(0):
         return f"{who} does not offer a secure (HTTPS) connection"
     if "expired" in text:
         return f"the certificate of {who} has expired (x509)"
@@ -212,7 +224,7 @@ def _lock(found: re.Match[str], chain: ErrorChain, text: str) -> str:
 
 
 def _status(found: re.Match[str], chain: ErrorChain, text: str) -> str:
-    return f"it answered with HTTP status {found.group('code')}"
+    return f"it answered with HTTP status {found.group(0)[-3:]}"
 
 
 def _invalid(found: re.Match[str], chain: ErrorChain, text: str) -> str:
@@ -221,69 +233,111 @@ def _invalid(found: re.Match[str], chain: ErrorChain, text: str) -> str:
 
 
 def _class(name: str, pattern: str, specific: bool, fixer: Fixer,
-           words: Callable[[re.Match[str], ErrorChain, str], str], hint: str, flags: int = 0) -> ErrorClass:
-    return ErrorClass(name, re.compile(pattern, flags), specific, fixer, words, hint)
+           words: Callable[[re.Match[str], ErrorChain, str], str], hint: str, keys: str,
+           pieces: tuple[str, ...] = ()) -> ErrorClass:
+    return ErrorClass(name, re.compile(pattern), specific, fixer, words, hint, frozenset(keys.split()), pieces)
 
 
-_I = re.IGNORECASE
+#: The patterns read a clause in lower case (one ``lower()`` beats case-insensitive scans).
 #: First match wins within a clause: the specific classes come before the generic ones.
 CLASSES: tuple[ErrorClass, ...] = (
     _class("platform", r"no match(?:ing manifest)? for (?:current )?platform|no matching manifest for|"
            r"no supported platform|image operating system .{0,40} cannot be used", True, "you", _platform,
-           "Choose another image (or another server option): this one is not built for the cluster's machines."),
+           "Choose another image (or another server option): this one is not built for the cluster's machines.", "platform manifest operating"),
     _class("exec-format", r"exec format error", True, "you", _exec_format,
-           "Choose another image: this one is built for another kind of machine. " + ADMIN),
+           "Choose another image: this one is built for another kind of machine. " + ADMIN, "format"),
     _class("lock-service", r"rpc\.statd|remote locking", True, "admin", _lock,
-           ADMIN + " The machine needs the NFS lock service (rpc.statd), or the volume the 'nolock' option."),
-    _class("dns", r"no such host|server misbehaving|\Alookup [\w.-]+|Temporary failure in name resolution|"
-           r"Name or service not known", True, "admin", _dns, ADMIN + " A name could not be looked up (DNS)."),
-    _class("tls", r"x509|\Atls: |certificate|server gave HTTP response to HTTPS client", True, "admin", _tls, ADMIN),
+           ADMIN + " The machine needs the NFS lock service (rpc.statd), or the volume the 'nolock' option.", "statd locking"),
+    _class("dns", r"no such host|server misbehaving|\Alookup [\w.-]+|temporary failure in name resolution|"
+           r"name or service not known", True, "admin", _dns, ADMIN + " A name could not be looked up (DNS).", "host misbehaving lookup resolution known"),
+    _class("tls", r"x509|\Atls\b|certificate|server gave http response to https client", True, "admin", _tls, ADMIN, "x509 tls certificate https"),
     _class("rate-limited", r"toomanyrequests|too many requests|\b429\b|rate limit", True, "cluster", _rate,
            "Wait a few minutes. If it keeps happening, ask your administrator (the cluster may need a registry "
-           "login or a mirror).", _I),
-    _class("quota", r"LimitExceeded|QuotaExceeded|exceeded quota|exceeded your maximum|quota exceeded", True,
-           "admin", _quota, ADMIN),
-    _class("no-space", r"no space left on device|DiskPressure|disk pressure|ephemeral local storage usage exceeds|"
-           r"EmptyDir volume .{1,260} exceeds the limit|exceeded its local ephemeral storage limit", True, "admin", _space,
-           "Free some space in your server's files or choose an option with more disk. " + ADMIN),
-    _class("read-only", r"read-only file system", True, "admin", _read_only, ADMIN),
-    _class("permission", r"permission denied|operation not permitted", True, "admin", _permission, ADMIN, _I),
+           "login or a mirror).", "toomanyrequests requests 429 rate"),
+    _class("quota", r"limitexceeded|quotaexceeded|exceeded quota|exceeded your maximum|quota exceeded", True,
+           "admin", _quota, ADMIN, "quota exceeded maximum", ("limitexceeded", "quotaexceeded")),
+    _class("no-space", r"no space left on device|diskpressure|disk pressure|ephemeral local storage usage exceeds|"
+           r"emptydir volume .{1,260} exceeds the limit|exceeded its local ephemeral storage limit", True, "admin",
+           _space, "Free some space in your server's files or choose an option with more disk. " + ADMIN, "space diskpressure pressure ephemeral emptydir"),
+    _class("read-only", r"read-only file system", True, "admin", _read_only, ADMIN, "only"),
+    _class("permission", r"permission denied|operation not permitted", True, "admin", _permission, ADMIN, "permission permitted"),
     _class("denied", r"unauthorized|forbidden|access denied|authentication required|not authorized|"
-           r"NotAuthenticated|AccessDenied|failed to authorize|\b40[13]\b|\Adenied\b", True, "admin", _denied, ADMIN, _I),
-    _class("in-use", r"already attached|VolumeInUse|already in use|is already used by|Multi-Attach|"
-           r"already exists|name conflict", True, "admin", _in_use, ADMIN),
-    _class("driver-missing", r"not found in the list of registered CSI drivers", True, "admin",
+           r"notauthenticated|accessdenied|failed to authorize|\b40[13]\b|\Adenied\b", True, "admin", _denied,
+           ADMIN, "unauthorized forbidden denied authentication authorized notauthenticated authorize 401 403", ("accessdenied", "unauthorized", "forbidden")),
+    _class("in-use", r"already attached|volumeinuse|already in use|is already used by|multi-attach|"
+           r"already exists|name conflict", True, "admin", _in_use, ADMIN, "attached volumeinuse use used multi exists conflict"),
+    _class("driver-missing", r"not found in the list of registered csi drivers", True, "admin",
            lambda found, chain, text: _with(_driver(text), "the storage driver{token} is not running on this machine"),
-           ADMIN),
+           ADMIN, "csi"),
     _class("runtime", r'no runtime for "|runtime handler|(?:containerd|crio|dockershim|cri-dockerd)\.sock|'
-           r"failed to get sandbox runtime|OCI runtime .{0,20}not found", True, "admin", _runtime, ADMIN),
-    _class("network", r"failed to (?:setup|set up) network|plugin type=|\bCNI\b|cni plugin|networkPlugin|"
-           r"no IP addresses available|failed to assign an IP|IPAM", True, "admin", _network, ADMIN),
+           r"failed to get sandbox runtime|oci runtime .{0,20}not found", True, "admin", _runtime, ADMIN, "runtime sock"),
+    _class("network", r"failed to (?:setup|set up) network|plugin type=|\bcni\b|networkplugin|"
+           r"no ip addresses available|failed to assign an ip|ipam", True, "admin", _network, ADMIN, "network plugin cni networkplugin ip ipam"),
     _class("device", r"nvidia-container-cli|nvml error|driver not loaded|devices? unavailable for|"
-           r"no devices? (?:found|available)|GPU is lost|device plugin", True, "admin", _device, ADMIN),
-    _class("probe-status", r"statuscode: (?P<code>\d{3})", True, "admin", _status,
-           "Your server started but does not answer as it should yet. " + RETRY),
+           r"no devices? (?:found|available)|gpu is lost|device plugin", True, "admin", _device, ADMIN, "nvidia nvml driver devices device gpu"),
+    _class("probe-status", r"statuscode: \d{3}", True, "admin", _status,
+           "Your server started but does not answer as it should yet. " + RETRY, "statuscode"),
     _class("invalid", r"invalid reference format", True, "you", _invalid,
-           "Check the image name for typos (spaces, capital letters, a stray quote, a missing tag)."),
+           "Check the image name for typos (spaces, capital letters, a stray quote, a missing tag).", "reference"),
     # generic: how it showed, not why
-    _class("timeout", r"i/o timeout|deadline exceeded|DeadlineExceeded|timed out|Client\.Timeout", False,
-           "cluster", _timeout, RETRY),
+    _class("timeout", r"i/o timeout|deadline exceeded|deadlineexceeded|timed out|client\.timeout", False,
+           "cluster", _timeout, RETRY, "timeout deadline deadlineexceeded timed"),
     _class("unreachable", r"connection refused|no route to host|network is unreachable|host is down|"
-           r"connection reset by peer|broken pipe|\AEOF\Z|unexpected EOF", False, "cluster", _refused, RETRY, _I),
+           r"connection reset by peer|broken pipe|\Aeof\Z|unexpected eof", False, "cluster", _refused, RETRY, "refused route unreachable down reset pipe eof"),
     _class("not-found", r"not found|no such file or directory|does not exist|manifest unknown|name unknown|"
-           r"\ANotFound\b", False, "you", _not_found, "Check the names in your server's settings. " + ADMIN, _I),
+           r"\Anotfound\b", False, "you", _not_found, "Check the names in your server's settings. " + ADMIN, "found file exist unknown notfound"),
 )
 
 #: name -> class
 BY_NAME: dict[str, ErrorClass] = {cls.name: cls for cls in CLASSES}
 
 
-def classify_clause(clause: str) -> ErrorClass | None:
-    """The first class whose pattern ``clause`` holds, or None."""
-    for cls in CLASSES:
-        if cls.pattern.search(clause):
-            return cls
+_WORD_RE = re.compile(r"[a-z0-9]+")
+
+
+def _gates() -> tuple[dict[str, frozenset[int]], tuple[tuple[str, int], ...]]:
+    keys: dict[str, set[int]] = {}
+    pieces = []
+    for index, cls in enumerate(CLASSES):
+        for key in cls.keys:
+            keys.setdefault(key, set()).add(index)
+        pieces.extend((piece, index) for piece in cls.pieces)
+    return {key: frozenset(found) for key, found in keys.items()}, tuple(pieces)
+
+
+_KEYS, _PIECES = _gates()
+_ALL_KEYS = frozenset(_KEYS)
+
+
+def candidates(low: str) -> list[ErrorClass]:
+    """The classes a lower-cased text may hold (in their order), by their keys and pieces:
+    searching only these keeps a new message's first sight cheap."""
+    found: set[int] = set()
+    for key in _ALL_KEYS.intersection(_WORD_RE.findall(low)):
+        found |= _KEYS[key]
+    for piece, index in _PIECES:
+        if piece in low:
+            found.add(index)
+    return [CLASSES[index] for index in sorted(found)]
+
+
+def classify_lower(clause: str, specific: bool, among: list[ErrorClass] | None = None
+                   ) -> tuple[ErrorClass, re.Match[str]] | None:
+    """The first class (of the specific ones, or of the generic ones) whose pattern the
+    lower-cased ``clause`` holds, with its match, searching ``among`` (default: all)."""
+    for cls in CLASSES if among is None else among:
+        if cls.specific is specific:
+            found = cls.pattern.search(clause)
+            if found is not None:
+                return cls, found
     return None
+
+
+def classify_clause(clause: str) -> ErrorClass | None:
+    """The class of ``clause`` (a specific one before a generic one), or None."""
+    low = clause.lower()
+    found = classify_lower(low, True) or classify_lower(low, False)
+    return found[0] if found else None
 
 
 def fixer_of(rule_id: str | None) -> Fixer | None:
