@@ -297,7 +297,7 @@ _WORD_RE = re.compile(r"[a-z0-9]+")
 
 def _gates() -> tuple[dict[str, frozenset[int]], tuple[tuple[str, int], ...]]:
     keys: dict[str, set[int]] = {}
-    pieces = []
+    pieces: list[tuple[str, int]] = []
     for index, cls in enumerate(CLASSES):
         for key in cls.keys:
             keys.setdefault(key, set()).add(index)
