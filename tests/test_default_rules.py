@@ -554,8 +554,19 @@ CASES = [
     ),
     pytest.param(
         ev("Evicted", "Pod ephemeral local storage usage exceeds the total limit of containers 10Gi.", type=W),
-        "Your server was stopped because it wrote more temporary files than it may", "error", None,
-        id="evicted-ephemeral-storage",
+        "Your server was stopped because it wrote more temporary files than it may (its limit is 10Gi)", "error",
+        None, id="evicted-ephemeral-storage",
+    ),
+    pytest.param(
+        # kubelet eviction_manager.go: a container's own limit, and an emptyDir's
+        ev("Evicted", 'Container notebook exceeded its local ephemeral storage limit "1Gi". ', type=W),
+        "Your server was stopped because it wrote more temporary files than it may (its limit is 1Gi)", "error",
+        None, id="evicted-container-ephemeral-storage",
+    ),
+    pytest.param(
+        ev("Evicted", 'Usage of EmptyDir volume "scratch" exceeds the limit "2Gi". ', type=W),
+        "Your server was stopped because its temporary folder scratch grew past its limit of 2Gi", "error",
+        None, id="evicted-empty-dir",
     ),
     pytest.param(
         ev("Preempted", "Preempted by pod 5c9d0e1f-aaaa-bbbb-cccc-000000000000 on node gke-c-pool-1a1a-rc5d",
