@@ -763,6 +763,117 @@ CASES = [
         '<notebook> has an invalid image repo <docker.io/x/y:1>, allowed repos are ["quay.io/our-org/"]',
         "error", "requested", id="admission-webhook-denied",
     ),
+    # the machine, not the pod (karpenter's interruption and disruption events, kubelet's node
+    # shutdown manager and node status)
+    pytest.param(
+        ev("SpotInterrupted", "Spot interruption warning was triggered", component="karpenter", type=W,
+           kind="NodeClaim", name="default-x7k2p"),
+        "The machine chosen for your server is being taken back by the cloud provider (spot interruption)", "error",
+        None, id="machine-spot-interrupted",
+    ),
+    pytest.param(
+        # karpenter v0.2x on AWS: the older reason and its message
+        ev("InstanceSpotInterrupted", "Node ip-10-0-1-5.ec2.internal event: A spot interruption warning was "
+           "triggered for the node", component="karpenter", type=W, kind="Node", name="ip-10-0-1-5.ec2.internal"),
+        "The machine chosen for your server is being taken back by the cloud provider (spot interruption)", "error",
+        None, id="machine-spot-interrupted-old",
+    ),
+    pytest.param(
+        ev("SpotRebalanceRecommendation", "Spot rebalance recommendation was triggered", component="karpenter",
+           kind="NodeClaim", name="default-x7k2p"),
+        "The cloud provider may soon take back the machine chosen for your server (spot rebalance recommendation)",
+        "warning", None, id="machine-rebalance",
+    ),
+    pytest.param(
+        ev("TerminatingOnInterruption", "Interruption triggered termination for the Node", component="karpenter",
+           type=W, kind="Node", name="ip-10-0-1-5.ec2.internal"),
+        "The cloud provider is stopping the machine chosen for your server", "error", None, id="machine-stopping",
+    ),
+    pytest.param(
+        ev("NodeShutdown", "Pod was rejected as the node is shutting down.", type=W),
+        "Your server could not start there: its machine is shutting down", "error", None,
+        id="machine-shutting-down-rejected",
+    ),
+    pytest.param(
+        ev("Terminated", "Pod was terminated in response to imminent node shutdown.", type=W),
+        "Your server was stopped because its machine is shutting down", "error", None,
+        id="machine-shutdown-terminated",
+    ),
+    pytest.param(
+        ev("NodeShutdown", "Shutdown manager detected shutdown event", kind="Node", name="ip-10-0-1-5.ec2.internal"),
+        "The machine chosen for your server is shutting down", "warning", None, id="machine-shutting-down",
+    ),
+    pytest.param(
+        ev("NodeNotReady", "Node ip-10-0-1-5.ec2.internal status is now: NodeNotReady", kind="Node",
+           name="ip-10-0-1-5.ec2.internal"),
+        "The machine chosen for your server stopped responding", "warning", None, id="machine-not-ready",
+    ),
+    pytest.param(
+        ev("DisruptionBlocked", "Cannot disrupt NodeClaim: state node doesn't contain both a node and a nodeclaim",
+           component="karpenter", kind="NodeClaim", name="default-x7k2p"),
+        "The cluster keeps the machine chosen for your server for now (it will not remove it yet)", "info", None,
+        id="machine-disruption-blocked",
+    ),
+    pytest.param(
+        ev("Starting", "Starting kubelet.", kind="Node", name="ip-10-0-1-5.ec2.internal"),
+        "The new machine is starting up", "info", "scaling", id="machine-starting",
+    ),
+    pytest.param(
+        ev("NodeAllocatableEnforced", "Updated Node Allocatable limit across pods", kind="Node",
+           name="ip-10-0-1-5.ec2.internal"),
+        "The new machine is setting aside room for its own services", "info", "scaling", id="machine-allocatable",
+    ),
+    pytest.param(
+        ev("InvalidDiskCapacity", "invalid capacity 0 on image filesystem", type=W, kind="Node",
+           name="ip-10-0-1-5.ec2.internal"),
+        "The new machine is still measuring its disk (normal while it starts)", "info", "scaling",
+        id="machine-disk-capacity",
+    ),
+    pytest.param(
+        ev("NodeReady", "Node ip-10-0-1-5.ec2.internal status is now: NodeReady", kind="Node",
+           name="ip-10-0-1-5.ec2.internal"),
+        "The new machine is ready", "info", "scaling", id="machine-ready",
+    ),
+    pytest.param(
+        ev("NodeHasSufficientMemory", "Node ip-10-0-1-5.ec2.internal status is now: NodeHasSufficientMemory",
+           kind="Node", name="ip-10-0-1-5.ec2.internal"),
+        "The new machine reports enough room to start servers", "info", "scaling", id="machine-status",
+    ),
+    pytest.param(
+        ev("RegisteredNode", "Node ip-10-0-1-5.ec2.internal event: Registered Node ip-10-0-1-5.ec2.internal in "
+           "Controller", component="node-controller", kind="Node", name="ip-10-0-1-5.ec2.internal"),
+        "The new machine has joined the cluster", "info", "scaling", id="machine-registered",
+    ),
+    # volume expansion (kubernetes-csi/external-resizer, kubelet)
+    pytest.param(
+        ev("Resizing", "External resizer is resizing volume pvc-65a8b677", component="external-resizer ebs.csi.aws.com",
+           kind="PersistentVolumeClaim", name="claim-alice"),
+        "Your disk is being made bigger", "info", "volume", id="volume-resizing",
+    ),
+    pytest.param(
+        ev("FileSystemResizeRequired", "Require file system resize of volume on node",
+           component="external-resizer ebs.csi.aws.com", kind="PersistentVolumeClaim", name="claim-alice"),
+        "Your disk is bigger; its file system will grow when it is mounted", "info", "volume",
+        id="volume-resize-fs-required",
+    ),
+    pytest.param(
+        ev("FileSystemResizeSuccessful", 'MountVolume.NodeExpandVolume succeeded for volume "pvc-65a8b677"'),
+        "Your disk has been made bigger", "info", "volume", id="volume-resized",
+    ),
+    pytest.param(
+        ev("VolumeResizeFailed", 'resize volume "pvc-65a8b677" by resizer "ebs.csi.aws.com" failed: rpc error: code '
+           "= Internal desc = Could not resize volume: operation in progress", type=W,
+           component="external-resizer ebs.csi.aws.com", kind="PersistentVolumeClaim", name="claim-alice"),
+        "Making your disk bigger failed; the cluster will try again", "warning", "volume", id="volume-resize-failed",
+    ),
+    pytest.param(
+        ev("VolumeResizeFailed", 'resize volume "pvc-65a8b677" by resizer "ebs.csi.aws.com" failed: rpc error: code '
+           "= Internal desc = Could not modify volume: VolumeModificationRateExceeded: You've reached the maximum "
+           "modification rate per volume limit", type=W,
+           component="external-resizer ebs.csi.aws.com", kind="PersistentVolumeClaim", name="claim-alice"),
+        "Resizing the volume pvc-65a8b677 failed: the storage service is limiting requests right now (rate limit)",
+        "warning", "volume", id="volume-resize-failed-why",
+    ),
 ]
 
 

@@ -16,6 +16,7 @@ from richprogress.story.hints import (
     HINT_ADMIN,
     HINT_CRASH,
     HINT_IMAGE_NAME,
+    HINT_MACHINE_GONE,
     HINT_MEMORY,
     HINT_NO_SUCH_MACHINE,
     HINT_QUOTA,
@@ -138,6 +139,17 @@ _FAILURES: tuple[Failure, ...] = (
     _failure("post-start-hook", "Killing", r"FailedPostStartHook", 80, "starting", HINT_ADMIN),
     _failure("post-start-hook", "FailedPostStartHook", None, 75, "starting", HINT_ADMIN),
     _failure("evicted", "Evicted Preempted Preempting", None, 80, "starting", HINT_RETRY),
+    # the machine goes away under the server: the cloud takes it back, or it shuts down
+    _failure(
+        "machine-gone",
+        "SpotInterrupted InstanceSpotInterrupted InstanceStopping InstanceTerminating TerminatingOnInterruption "
+        "NodeShutdown",
+        None,
+        85,
+        "starting",
+        HINT_MACHINE_GONE,
+    ),
+    _failure("machine-gone", "", r"imminent node shutdown", 85, "starting", HINT_MACHINE_GONE),
     _failure("node-affinity", "NodeAffinity", None, 80, "scheduling", HINT_ADMIN),
     _failure(
         "no-machine-type-fits",
@@ -180,7 +192,8 @@ _FAILURES: tuple[Failure, ...] = (
         HINT_ADMIN,
     ),
     _failure(
-        "volume", "FailedBinding FailedAttachVolume FailedMount", None, 70, "volume", HINT_ADMIN
+        "volume", "FailedBinding FailedAttachVolume FailedMount VolumeResizeFailed FileSystemResizeFailed", None, 70,
+        "volume", HINT_ADMIN
     ),
     _failure(
         "sandbox-network",

@@ -65,7 +65,7 @@ def _operation_words(chain: ErrorChain, container: str) -> tuple[str, str | None
 #: why instead, when their sentence is the generic one (``_generic``)
 SAYS_ONLY_FAILED = frozenset({
     "image-pull-failed", "volume-provisioning-failed", "volume-attach-failed", "volume-mount-failed",
-    "container-unhealthy", "container-error", "sandbox-failed",
+    "container-unhealthy", "container-error", "sandbox-failed", "volume-resize-failed",
 })
 #: ... of which these keep their sentence (a health check failing at first is normal) and add why
 KEEP_AND_ADD = frozenset({"container-unhealthy"})

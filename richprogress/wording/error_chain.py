@@ -31,6 +31,7 @@ _OPERATIONS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for name, pattern in (
         ("pull", r"Failed to pull image " + _QUOTED + r":?\s*"),
         ("inspect", r"Failed to inspect image " + _QUOTED + r":?\s*"),
+        ("resize", r"MountVolume\.NodeExpandVolume failed for volume " + _QUOTED + r"\s*:?\s*"),
         ("mount", r"MountVolume\.\w+ failed for volume " + _QUOTED + r"\s*:?\s*"),
         ("unmount", r"UnmountVolume\.\w+ failed for volume " + _QUOTED + r"\s*:?\s*"),
         ("attach", r"AttachVolume\.Attach failed for volume " + _QUOTED + r"\s*:?\s*"),

@@ -56,7 +56,8 @@ _PATH_RE = re.compile(r'(?:exec|stat|open|mkdir|write|chdir to cwd \(|at|mountin
 def _role(chain: ErrorChain) -> str:
     """Who the machine was talking to, by the operation."""
     return {"pull": "the registry", "inspect": "the container runtime", "mount": "the file server",
-            "attach": "the storage service", "provision": "the storage service", "probe": "your server",
+            "attach": "the storage service", "provision": "the storage service", "resize": "the storage service",
+            "probe": "your server",
             "sandbox": "the container runtime"}.get(chain.operation, "the server it called")
 
 
@@ -176,7 +177,7 @@ def _denied(found: re.Match[str], chain: ErrorChain, text: str) -> str:
 
 
 def _rate(found: re.Match[str], chain: ErrorChain, text: str) -> str:
-    return f"{_role(chain)} is limiting requests right now (rate limit, 429)"
+    return f"{_role(chain)} is limiting requests right now (rate limit{', 429' if '429' in text else ''})"
 
 
 def _quota(found: re.Match[str], chain: ErrorChain, text: str) -> str:
@@ -251,9 +252,9 @@ CLASSES: tuple[ErrorClass, ...] = (
     _class("dns", r"no such host|server misbehaving|\Alookup [\w.-]+|temporary failure in name resolution|"
            r"name or service not known", True, "admin", _dns, ADMIN + " A name could not be looked up (DNS).", "host misbehaving lookup resolution known"),
     _class("tls", r"x509|\Atls\b|certificate|server gave http response to https client", True, "admin", _tls, ADMIN, "x509 tls certificate https"),
-    _class("rate-limited", r"toomanyrequests|too many requests|\b429\b|rate limit", True, "cluster", _rate,
+    _class("rate-limited", r"toomanyrequests|too many requests|\b429\b|rate limit|rateexceeded|rate exceeded|throttl", True, "cluster", _rate,
            "Wait a few minutes. If it keeps happening, ask your administrator (the cluster may need a registry "
-           "login or a mirror).", "toomanyrequests requests 429 rate"),
+           "login or a mirror).", "toomanyrequests requests 429 rate", ("rateexceeded", "throttl")),
     _class("quota", r"limitexceeded|quotaexceeded|exceeded quota|exceeded your maximum|quota exceeded", True,
            "admin", _quota, ADMIN, "quota exceeded maximum", ("limitexceeded", "quotaexceeded")),
     _class("no-space", r"no space left on device|diskpressure|disk pressure|ephemeral local storage usage exceeds|"
