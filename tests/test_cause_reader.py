@@ -308,3 +308,13 @@ def test_the_cheap_gate_never_hides_a_class() -> None:
         for cls in CLASSES:
             if cls.pattern.search(low):
                 assert cls in among, (cls.name, text)
+
+
+def test_an_admins_own_rules_leave_the_rows_raw_and_the_diagnosis_still_says_why() -> None:
+    """``rules`` replace the defaults, the cause reader included: the rows keep the event's
+    words as the admin chose; the one-sentence summary still reads the cause inside."""
+    record = EventFormatter(rules=[{"match": {"reason": "Pulling"}, "template": "Fetching"}]).format_event(
+        ev("Failed", CASES[3][1]))
+    assert record["rule"] is None and record["message"] == record["raw_message"]
+    found = diagnose([record], "Spawn failed: ")
+    assert "quay.io could not be looked up (DNS)" in found["summary"]
