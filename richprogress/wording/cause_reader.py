@@ -4,8 +4,10 @@ said as the operation in words and its cause in words, keeping the decisive toke
 ``read_cause(message, container)`` parses the message (``error_chain``), classifies its
 clauses (``error_classes``) and picks the cause: the innermost clause of a specific class,
 else the innermost of a generic one. "Downloading the image quay.io/x:1 failed: the
-registry's name quay.io could not be looked up (DNS)". None when no clause has a class: the
-event keeps its own words (the raw message is always in the row's details).
+registry's name quay.io could not be looked up (DNS)". None when no clause has a class, or
+when the message names no operation and is no chain of a specific cause (a sentence a person
+wrote reads alike): the event keeps its own words (the raw message is always in the row's
+details).
 """
 
 from __future__ import annotations
@@ -117,6 +119,10 @@ def read_cause(message: str, container: str = "") -> ReadCause | None:
     if found is None:
         return None
     cls, clause, matched = found
+    if not chain.operation and (not cls.specific or len(chain.causes) < 2):
+        # no operation and no nesting: likely a sentence a person wrote, not an error chain
+        # ("The image x does not exist."); a generic class alone says too little to reword it
+        return None
     cause = cls.words(matched, chain, message[:4000])
     operation, phase = _operation_words(chain, container)
     if operation:
