@@ -156,6 +156,9 @@ CASES: list[tuple[str, str, str, str, str, tuple[str, ...]]] = [
 ]
 
 
+MESSAGES = {case[0]: case[1] for case in CASES}
+
+
 @pytest.mark.parametrize(("message", "operation", "obj", "name", "words"), [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])
 def test_a_real_wording_is_read_to_its_class(message: str, operation: str, obj: str, name: str,
@@ -322,3 +325,19 @@ def test_an_admins_own_rules_leave_the_rows_raw_and_the_diagnosis_still_says_why
     assert record["rule"] is None and record["message"] == record["raw_message"]
     found = diagnose([record], "Spawn failed: ")
     assert "quay.io could not be looked up (DNS)" in found["summary"]
+
+
+def test_a_read_cause_of_no_known_kind_outweighs_the_follow_ups() -> None:
+    """An event of a reason no known failure has (the old kubelet's FailedSync), whose cause
+    the reader read, is the cause: not the image back-offs after it."""
+    formatter = EventFormatter()
+    records = [
+        formatter.format_event(ev("FailedSync", MESSAGES["old-kubelet"], "a", field_path=None,
+                                  stamp="2026-11-29T21:33:30Z")),
+        formatter.format_event(ev("BackOff", 'Back-off pulling image "r.example.org/notebook:1"', "b",
+                                  stamp="2026-11-29T21:33:40Z")),
+        formatter.format_event(ev("Failed", "Error: ImagePullBackOff", "c", stamp="2026-11-29T21:33:41Z")),
+    ]
+    assert records[0]["rule"] == "cause-dns"
+    found = diagnose(records, "Spawn failed: ")
+    assert found["record_id"] == "a" and "r.example.org could not be looked up" in found["summary"]

@@ -19,6 +19,7 @@ from richprogress.model.records import SEVERITIES, EventRecord
 from richprogress.story.hints import HINT_RETRY, PHASE_HINTS, TIMEOUT_HINTS, timeout_sentence
 from richprogress.story.known_failures import (
     ERROR_BONUS,
+    READ_CAUSE_WEIGHT,
     UNKNOWN_ERROR_WEIGHT,
     UNKNOWN_WARNING_WEIGHT,
     Failure,
@@ -77,6 +78,8 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
         failure = failures[position]
         if failure is not None:
             weight = failure.weight
+        elif (text_field(record, "rule") or "").startswith("cause-"):
+            weight = READ_CAUSE_WEIGHT
         elif severity == "error":
             weight = UNKNOWN_ERROR_WEIGHT
         else:

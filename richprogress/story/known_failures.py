@@ -210,6 +210,9 @@ _FAILURES: tuple[Failure, ...] = (
 #: The weight of an error, and of a warning, of no known kind.
 UNKNOWN_ERROR_WEIGHT = 70
 UNKNOWN_WARNING_WEIGHT = 20
+#: A record of no known kind whose cause the cause reader read (rule ``cause-<class>``): it
+#: says why, so it outweighs the follow-ups (back-offs) and an unknown error that does not
+READ_CAUSE_WEIGHT = 75
 #: Added to any error's weight: among equally telling records, an error explains more.
 ERROR_BONUS = 10
 
