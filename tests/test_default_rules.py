@@ -249,8 +249,17 @@ CASES = [
         ev("ProvisioningFailed", 'failed to provision volume with StorageClass "gp3": rpc error: code = Internal '
            "desc = Could not create volume: UnauthorizedOperation", type=W,
            component="ebs.csi.aws.com_ebs-csi-controller-7d9c_1a2b", kind="PersistentVolumeClaim", name="claim-alice"),
-        "Creating a disk for your storage failed; the cluster will try again", "warning", "volume",
+        "Creating a disk of storage class gp3 failed: the storage service is not allowed to do it (its credentials "
+        "or permissions) (UnauthorizedOperation)", "warning", "volume",
         id="pvc-provisioning-failed",
+    ),
+    pytest.param(
+        # a cause the cause reader has no class for: the rule's own words
+        ev("ProvisioningFailed", 'failed to provision volume with StorageClass "gp3": rpc error: code = Internal '
+           "desc = Could not create volume: InvalidParameterCombination", type=W,
+           component="ebs.csi.aws.com_ebs-csi-controller-7d9c_1a2b", kind="PersistentVolumeClaim", name="claim-alice"),
+        "Creating a disk for your storage failed; the cluster will try again", "warning", "volume",
+        id="pvc-provisioning-failed-unknown",
     ),
     pytest.param(
         ev("FailedBinding", "no persistent volumes available for this claim and no storage class is set", type=W,
@@ -271,8 +280,15 @@ CASES = [
     pytest.param(
         ev("FailedAttachVolume", 'AttachVolume.Attach failed for volume "pvc-8c1b2f0e" : rpc error: code = '
            "DeadlineExceeded desc = context deadline exceeded", component="attachdetach-controller", type=W),
-        "Connecting your disk to the machine failed; the cluster will try again", "warning", "volume",
+        "Attaching the disk pvc-8c1b2f0e to the machine failed: the storage service did not answer in time "
+        "(deadline exceeded)", "warning", "volume",
         id="volume-attach-failed",
+    ),
+    pytest.param(
+        ev("FailedAttachVolume", 'AttachVolume.Attach failed for volume "pvc-8c1b2f0e" : rpc error: code = '
+           "Internal desc = could not attach volume: IncorrectState", component="attachdetach-controller", type=W),
+        "Connecting your disk to the machine failed; the cluster will try again", "warning", "volume",
+        id="volume-attach-failed-unknown",
     ),
     pytest.param(
         ev("FailedMount", "Unable to attach or mount volumes: unmounted volumes=[home], unattached volumes="
@@ -371,8 +387,46 @@ CASES = [
         ev("Failed", 'Failed to pull image "quay.io/x/y:1": rpc error: code = Unknown desc = failed to pull and '
            'unpack image "quay.io/x/y:1": failed to copy: read tcp 10.0.0.5:51234->1.2.3.4:443: read: connection '
            "reset by peer", field_path=NOTEBOOK, type=W),
+        "Downloading the image quay.io/x/y:1 for the notebook container failed: the connection to the registry was "
+        "cut (connection reset by peer)", "warning", "image", id="image-pull-failed-other",
+    ),
+    pytest.param(
+        ev("Failed", 'Failed to pull image "quay.io/x/y:1": rpc error: code = Unknown desc = failed to pull and '
+           'unpack image "quay.io/x/y:1": failed to unpack image on snapshotter overlayfs', field_path=NOTEBOOK, type=W),
         "Downloading the image quay.io/x/y:1 for the notebook container failed; the cluster will try again",
-        "warning", "image", id="image-pull-failed-other",
+        "warning", "image", id="image-pull-failed-unknown",
+    ),
+    pytest.param(
+        # containerd images/image.go: the image exists, but not for this platform
+        ev("Failed", 'Failed to pull image "ghcr.io/x/y:1": rpc error: code = NotFound desc = failed to pull and '
+           'unpack image "ghcr.io/x/y:1": no match for platform in manifest: not found', field_path=NOTEBOOK, type=W),
+        "The image ghcr.io/x/y:1 for the notebook container has no build for this kind of machine: it exists, but "
+        "not for this platform", "error", "image", id="image-wrong-platform",
+    ),
+    pytest.param(
+        # the Docker daemon's wording (distribution/pull_v2.go), through dockershim or cri-dockerd
+        ev("Failed", 'Failed to pull image "x/y:1": rpc error: code = Unknown desc = Error response from daemon: '
+           "no matching manifest for linux/arm64/v8 in the manifest list entries", field_path=NOTEBOOK, type=W),
+        "The image x/y:1 for the notebook container has no build for this kind of machine (linux/arm64/v8): it "
+        "exists, but not for this platform", "error", "image", id="image-wrong-platform-docker",
+    ),
+    pytest.param(
+        ev("Failed", 'Failed to pull image "x/y:1"": rpc error: code = Unknown desc = invalid reference format',
+           field_path=NOTEBOOK, type=W),
+        'The image name x/y:1" for the notebook container is not a valid image name', "error", "image",
+        id="image-invalid-reference",
+    ),
+    pytest.param(
+        # kubelet image_manager.go: the runtime could not read an image it has; the name is set
+        ev("InspectFailed", 'Failed to inspect image "x/y:1": rpc error: code = Unknown desc = Error response from '
+           "daemon: readlink /var/lib/docker/overlay2/l: invalid argument", field_path=NOTEBOOK, type=W),
+        "The container runtime on the machine could not read the image x/y:1", "error", "image",
+        id="image-inspect-failed",
+    ),
+    pytest.param(
+        ev("Failed", "Error: ImageInspectError", field_path=NOTEBOOK, type=W),
+        "The container runtime on the machine could not read the image for the notebook container", "error", "image",
+        id="image-inspect-error",
     ),
     pytest.param(
         ev("ErrImageNeverPull", 'Container image "x/y:1" is not present with pull policy of Never',
@@ -420,8 +474,21 @@ CASES = [
     pytest.param(
         ev("Unhealthy", 'Readiness probe failed: Get "http://10.0.0.5:8888/user/alice/api": dial tcp 10.0.0.5:8888: '
            "connect: connection refused", field_path=NOTEBOOK, type=W),
-        "The notebook container did not pass a health check yet (Readiness probe)", "warning", "starting",
+        "The notebook container did not pass a health check yet (Readiness probe): your server 10.0.0.5:8888 "
+        "refused the connection (nothing is listening there)", "warning", "starting",
         id="unhealthy-readiness",
+    ),
+    pytest.param(
+        # an exec probe whose command printed nothing: no cause to add
+        ev("Unhealthy", "Readiness probe failed: ", field_path=NOTEBOOK, type=W),
+        "The notebook container did not pass a health check yet (Readiness probe)", "warning", "starting",
+        id="unhealthy-readiness-no-output",
+    ),
+    pytest.param(
+        # kubelet probe/http/http.go: the status code is the cause
+        ev("Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 500", field_path=NOTEBOOK, type=W),
+        "The notebook container did not pass a health check yet (Readiness probe): it answered with HTTP status 500",
+        "warning", "starting", id="unhealthy-status-code",
     ),
     pytest.param(
         # kubelet prober.go v1.15+: the probe passed, with a remark (wording read in its source)
@@ -487,8 +554,19 @@ CASES = [
     ),
     pytest.param(
         ev("Evicted", "Pod ephemeral local storage usage exceeds the total limit of containers 10Gi.", type=W),
-        "Your server was stopped because it wrote more temporary files than it may", "error", None,
-        id="evicted-ephemeral-storage",
+        "Your server was stopped because it wrote more temporary files than it may (its limit is 10Gi)", "error",
+        None, id="evicted-ephemeral-storage",
+    ),
+    pytest.param(
+        # kubelet eviction_manager.go: a container's own limit, and an emptyDir's
+        ev("Evicted", 'Container notebook exceeded its local ephemeral storage limit "1Gi". ', type=W),
+        "Your server was stopped because it wrote more temporary files than it may (its limit is 1Gi)", "error",
+        None, id="evicted-container-ephemeral-storage",
+    ),
+    pytest.param(
+        ev("Evicted", 'Usage of EmptyDir volume "scratch" exceeds the limit "2Gi". ', type=W),
+        "Your server was stopped because its temporary folder scratch grew past its limit of 2Gi", "error",
+        None, id="evicted-empty-dir",
     ),
     pytest.param(
         ev("Preempted", "Preempted by pod 5c9d0e1f-aaaa-bbbb-cccc-000000000000 on node gke-c-pool-1a1a-rc5d",
@@ -684,6 +762,117 @@ CASES = [
         "The cluster's admission check validation.gatekeeper.sh refused your server: [allowed-repos] container "
         '<notebook> has an invalid image repo <docker.io/x/y:1>, allowed repos are ["quay.io/our-org/"]',
         "error", "requested", id="admission-webhook-denied",
+    ),
+    # the machine, not the pod (karpenter's interruption and disruption events, kubelet's node
+    # shutdown manager and node status)
+    pytest.param(
+        ev("SpotInterrupted", "Spot interruption warning was triggered", component="karpenter", type=W,
+           kind="NodeClaim", name="default-x7k2p"),
+        "The machine chosen for your server is being taken back by the cloud provider (spot interruption)", "error",
+        None, id="machine-spot-interrupted",
+    ),
+    pytest.param(
+        # karpenter v0.2x on AWS: the older reason and its message
+        ev("InstanceSpotInterrupted", "Node ip-10-0-1-5.ec2.internal event: A spot interruption warning was "
+           "triggered for the node", component="karpenter", type=W, kind="Node", name="ip-10-0-1-5.ec2.internal"),
+        "The machine chosen for your server is being taken back by the cloud provider (spot interruption)", "error",
+        None, id="machine-spot-interrupted-old",
+    ),
+    pytest.param(
+        ev("SpotRebalanceRecommendation", "Spot rebalance recommendation was triggered", component="karpenter",
+           kind="NodeClaim", name="default-x7k2p"),
+        "The cloud provider may soon take back the machine chosen for your server (spot rebalance recommendation)",
+        "warning", None, id="machine-rebalance",
+    ),
+    pytest.param(
+        ev("TerminatingOnInterruption", "Interruption triggered termination for the Node", component="karpenter",
+           type=W, kind="Node", name="ip-10-0-1-5.ec2.internal"),
+        "The cloud provider is stopping the machine chosen for your server", "error", None, id="machine-stopping",
+    ),
+    pytest.param(
+        ev("NodeShutdown", "Pod was rejected as the node is shutting down.", type=W),
+        "Your server could not start there: its machine is shutting down", "error", None,
+        id="machine-shutting-down-rejected",
+    ),
+    pytest.param(
+        ev("Terminated", "Pod was terminated in response to imminent node shutdown.", type=W),
+        "Your server was stopped because its machine is shutting down", "error", None,
+        id="machine-shutdown-terminated",
+    ),
+    pytest.param(
+        ev("NodeShutdown", "Shutdown manager detected shutdown event", kind="Node", name="ip-10-0-1-5.ec2.internal"),
+        "The machine chosen for your server is shutting down", "warning", None, id="machine-shutting-down",
+    ),
+    pytest.param(
+        ev("NodeNotReady", "Node ip-10-0-1-5.ec2.internal status is now: NodeNotReady", kind="Node",
+           name="ip-10-0-1-5.ec2.internal"),
+        "The machine chosen for your server stopped responding", "warning", None, id="machine-not-ready",
+    ),
+    pytest.param(
+        ev("DisruptionBlocked", "Cannot disrupt NodeClaim: state node doesn't contain both a node and a nodeclaim",
+           component="karpenter", kind="NodeClaim", name="default-x7k2p"),
+        "The cluster keeps the machine chosen for your server for now (it will not remove it yet)", "info", None,
+        id="machine-disruption-blocked",
+    ),
+    pytest.param(
+        ev("Starting", "Starting kubelet.", kind="Node", name="ip-10-0-1-5.ec2.internal"),
+        "The new machine is starting up", "info", "scaling", id="machine-starting",
+    ),
+    pytest.param(
+        ev("NodeAllocatableEnforced", "Updated Node Allocatable limit across pods", kind="Node",
+           name="ip-10-0-1-5.ec2.internal"),
+        "The new machine is setting aside room for its own services", "info", "scaling", id="machine-allocatable",
+    ),
+    pytest.param(
+        ev("InvalidDiskCapacity", "invalid capacity 0 on image filesystem", type=W, kind="Node",
+           name="ip-10-0-1-5.ec2.internal"),
+        "The new machine is still measuring its disk (normal while it starts)", "info", "scaling",
+        id="machine-disk-capacity",
+    ),
+    pytest.param(
+        ev("NodeReady", "Node ip-10-0-1-5.ec2.internal status is now: NodeReady", kind="Node",
+           name="ip-10-0-1-5.ec2.internal"),
+        "The new machine is ready", "info", "scaling", id="machine-ready",
+    ),
+    pytest.param(
+        ev("NodeHasSufficientMemory", "Node ip-10-0-1-5.ec2.internal status is now: NodeHasSufficientMemory",
+           kind="Node", name="ip-10-0-1-5.ec2.internal"),
+        "The new machine reports enough room to start servers", "info", "scaling", id="machine-status",
+    ),
+    pytest.param(
+        ev("RegisteredNode", "Node ip-10-0-1-5.ec2.internal event: Registered Node ip-10-0-1-5.ec2.internal in "
+           "Controller", component="node-controller", kind="Node", name="ip-10-0-1-5.ec2.internal"),
+        "The new machine has joined the cluster", "info", "scaling", id="machine-registered",
+    ),
+    # volume expansion (kubernetes-csi/external-resizer, kubelet)
+    pytest.param(
+        ev("Resizing", "External resizer is resizing volume pvc-65a8b677", component="external-resizer ebs.csi.aws.com",
+           kind="PersistentVolumeClaim", name="claim-alice"),
+        "Your disk is being made bigger", "info", "volume", id="volume-resizing",
+    ),
+    pytest.param(
+        ev("FileSystemResizeRequired", "Require file system resize of volume on node",
+           component="external-resizer ebs.csi.aws.com", kind="PersistentVolumeClaim", name="claim-alice"),
+        "Your disk is bigger; its file system will grow when it is mounted", "info", "volume",
+        id="volume-resize-fs-required",
+    ),
+    pytest.param(
+        ev("FileSystemResizeSuccessful", 'MountVolume.NodeExpandVolume succeeded for volume "pvc-65a8b677"'),
+        "Your disk has been made bigger", "info", "volume", id="volume-resized",
+    ),
+    pytest.param(
+        ev("VolumeResizeFailed", 'resize volume "pvc-65a8b677" by resizer "ebs.csi.aws.com" failed: rpc error: code '
+           "= Internal desc = Could not resize volume: operation in progress", type=W,
+           component="external-resizer ebs.csi.aws.com", kind="PersistentVolumeClaim", name="claim-alice"),
+        "Making your disk bigger failed; the cluster will try again", "warning", "volume", id="volume-resize-failed",
+    ),
+    pytest.param(
+        ev("VolumeResizeFailed", 'resize volume "pvc-65a8b677" by resizer "ebs.csi.aws.com" failed: rpc error: code '
+           "= Internal desc = Could not modify volume: VolumeModificationRateExceeded: You've reached the maximum "
+           "modification rate per volume limit", type=W,
+           component="external-resizer ebs.csi.aws.com", kind="PersistentVolumeClaim", name="claim-alice"),
+        "Resizing the volume pvc-65a8b677 failed: the storage service is limiting requests right now (rate limit)",
+        "warning", "volume", id="volume-resize-failed-why",
     ),
 ]
 

@@ -19,6 +19,7 @@ from richprogress.model.records import SEVERITIES, EventRecord
 from richprogress.story.hints import HINT_RETRY, PHASE_HINTS, TIMEOUT_HINTS, timeout_sentence
 from richprogress.story.known_failures import (
     ERROR_BONUS,
+    READ_CAUSE_WEIGHT,
     UNKNOWN_ERROR_WEIGHT,
     UNKNOWN_WARNING_WEIGHT,
     Failure,
@@ -34,6 +35,7 @@ from richprogress.story.steps import (
     phase_index,
     record_phase,
 )
+from richprogress.wording.cause_reader import KEEP_AND_ADD, read_cause, says_only_failed
 from richprogress.wording.default_rules.refusals import refusal_summary
 
 
@@ -76,6 +78,8 @@ def decisive_record(records: Sequence[EventRecord]) -> EventRecord | None:
         failure = failures[position]
         if failure is not None:
             weight = failure.weight
+        elif (text_field(record, "rule") or "").startswith("cause-"):
+            weight = READ_CAUSE_WEIGHT
         elif severity == "error":
             weight = UNKNOWN_ERROR_WEIGHT
         else:
@@ -180,6 +184,30 @@ def clean_failure_message(message: str | None) -> str:
     return _SPAWN_FAILED_PREFIX.sub("", str(message)).strip()
 
 
+def _why(record: Mapping[str, Any]) -> tuple[str, str | None] | None:
+    """(summary, hint or None to keep the record's) from the cause inside a record's own text,
+    when no rule said why: a record no rule worded (an admin's own rule set, a stored record)
+    or one a default rule worded only as "failed" (stored before the cause reader). None when
+    the record says why already, or its text holds no cause the reader knows."""
+    rule = text_field(record, "rule")
+    message = text_field(record, "message")
+    raw = text_field(record, "raw_message") or ""
+    if rule is None:
+        # worded by no one (a hook's own sentence is kept), and a problem
+        if (message and message != raw) or _severity(record) == "info":
+            return None
+    elif not says_only_failed(rule, message):
+        return None
+    obj = record.get("object")
+    container = obj.get("container") if isinstance(obj, Mapping) else None
+    cause = read_cause(raw, container if isinstance(container, str) else "")
+    if cause is None:
+        return None
+    if rule in KEEP_AND_ADD and message:
+        return f"{message}: {cause.cause}", None
+    return cause.sentence, cause.hint
+
+
 def diagnose(records: Sequence[EventRecord], failure_message: str | None = None) -> Diagnosis:
     """Say in one sentence why a spawn failed, what the user can do, and in which step.
 
@@ -196,6 +224,10 @@ def diagnose(records: Sequence[EventRecord], failure_message: str | None = None)
         if not hint:
             hint = PHASE_HINTS.get(phase or "requested", HINT_RETRY)
         summary = " ".join((text_field(record, "message") or text_field(record, "raw_message") or "").split())
+        why = _why(record)
+        if why is not None:
+            summary, hint = why[0], text_field(record, "hint") if why[1] is None else why[1]
+            hint = hint or PHASE_HINTS.get(phase or "requested", HINT_RETRY)
         if not summary:
             summary = clean_failure_message(failure_message) or timeout_sentence(phase)
         return Diagnosis(summary=summary, hint=hint, phase=phase, record_id=text_field(record, "id"))

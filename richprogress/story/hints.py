@@ -21,6 +21,14 @@ HINT_IMAGE_NAME = (
     "If the name is right, the image may be private: ask your administrator for help and "
     "send them this page."
 )
+HINT_WRONG_PLATFORM = (
+    "Choose another image or server option: this image has no build for the cluster's machines. "
+    "If it should, ask your administrator for help and send them this page."
+)
+HINT_MACHINE_GONE = (
+    "The machine your server was given went away (taken back by the cloud provider, or shut down). "
+    "Start your server again: it will start on another machine."
+)
 HINT_ADMIN = "This needs your administrator: ask them for help and send them this page."
 HINT_SMALLER = "Choose a smaller server option if there is one, or start again later. " + ASK_ADMIN
 HINT_MEMORY = (

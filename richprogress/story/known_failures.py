@@ -16,12 +16,14 @@ from richprogress.story.hints import (
     HINT_ADMIN,
     HINT_CRASH,
     HINT_IMAGE_NAME,
+    HINT_MACHINE_GONE,
     HINT_MEMORY,
     HINT_NO_SUCH_MACHINE,
     HINT_QUOTA,
     HINT_RETRY,
     HINT_SMALLER,
     HINT_WEBHOOK,
+    HINT_WRONG_PLATFORM,
 )
 from richprogress.story.record_text import text_field
 
@@ -69,6 +71,16 @@ _FAILURES: tuple[Failure, ...] = (
         "image",
         HINT_RETRY,
     ),
+    # the image exists, not for this machine's platform (containerd's "no match for platform in
+    # manifest: not found" ends like a missing image; the Docker daemon's "no matching manifest")
+    _failure(
+        "image-wrong-platform",
+        "Failed",
+        r"Failed to pull image.*?(no match for (current )?platform|no matching manifest for|no supported platform)",
+        90,
+        "image",
+        HINT_WRONG_PLATFORM,
+    ),
     _failure(
         "image-not-found",
         "Failed",
@@ -79,6 +91,9 @@ _FAILURES: tuple[Failure, ...] = (
         "image",
         HINT_IMAGE_NAME,
     ),
+    # the runtime could not read an image it has: the name is set, the machine is at fault
+    _failure("image-inspect-failed", "InspectFailed", r"\AFailed to inspect image", 85, "image", HINT_ADMIN),
+    _failure("image-inspect-failed", "Failed", r"Error: ImageInspectError", 30, "image", HINT_ADMIN),
     _failure(
         "image-invalid",
         "InspectFailed InvalidImageName ErrImageNeverPull",
@@ -124,6 +139,17 @@ _FAILURES: tuple[Failure, ...] = (
     _failure("post-start-hook", "Killing", r"FailedPostStartHook", 80, "starting", HINT_ADMIN),
     _failure("post-start-hook", "FailedPostStartHook", None, 75, "starting", HINT_ADMIN),
     _failure("evicted", "Evicted Preempted Preempting", None, 80, "starting", HINT_RETRY),
+    # the machine goes away under the server: the cloud takes it back, or it shuts down
+    _failure(
+        "machine-gone",
+        "SpotInterrupted InstanceSpotInterrupted InstanceStopping InstanceTerminating TerminatingOnInterruption "
+        "NodeShutdown",
+        None,
+        85,
+        "starting",
+        HINT_MACHINE_GONE,
+    ),
+    _failure("machine-gone", "", r"imminent node shutdown", 85, "starting", HINT_MACHINE_GONE),
     _failure("node-affinity", "NodeAffinity", None, 80, "scheduling", HINT_ADMIN),
     _failure(
         "no-machine-type-fits",
@@ -166,7 +192,8 @@ _FAILURES: tuple[Failure, ...] = (
         HINT_ADMIN,
     ),
     _failure(
-        "volume", "FailedBinding FailedAttachVolume FailedMount", None, 70, "volume", HINT_ADMIN
+        "volume", "FailedBinding FailedAttachVolume FailedMount VolumeResizeFailed FileSystemResizeFailed", None, 70,
+        "volume", HINT_ADMIN
     ),
     _failure(
         "sandbox-network",
@@ -183,6 +210,9 @@ _FAILURES: tuple[Failure, ...] = (
 #: The weight of an error, and of a warning, of no known kind.
 UNKNOWN_ERROR_WEIGHT = 70
 UNKNOWN_WARNING_WEIGHT = 20
+#: A record of no known kind whose cause the cause reader read (rule ``cause-<class>``): it
+#: says why, so it outweighs the follow-ups (back-offs) and an unknown error that does not
+READ_CAUSE_WEIGHT = 75
 #: Added to any error's weight: among equally telling records, an error explains more.
 ERROR_BONUS = 10
 

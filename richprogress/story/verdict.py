@@ -36,6 +36,7 @@ from richprogress.story.fail_fast import Assessment, FailFastPolicy, assess, rec
 from richprogress.story.known_failures import classify
 from richprogress.story.record_text import text_field
 from richprogress.story.steps import marks_step, phase_index, record_phase
+from richprogress.wording.error_classes import fixer_of
 
 State = Literal[
     "progressing", "waiting", "slow", "blocked", "hopeless", "failed", "stopped", "ready",
@@ -197,6 +198,8 @@ _FIXERS: Mapping[str, Fixer] = MappingProxyType(
     {
         "image-not-found": "you",
         "image-invalid": "you",
+        "image-wrong-platform": "you",
+        "image-inspect-failed": "admin",
         "image-pull-failed": "admin",
         "out-of-memory": "you",
         "crash-loop": "admin",
@@ -253,6 +256,10 @@ def _record(records: Sequence[EventRecord], record_id: str | None) -> EventRecor
 
 
 def _fixer(record: Mapping[str, Any] | None) -> Fixer:
+    # a cause the cause reader worded says who can fix it (its error class)
+    read = fixer_of(text_field(record, "rule")) if record is not None else None
+    if read is not None:
+        return read
     failure = classify(record) if record is not None else None
     return _FIXERS.get(failure.name, "cluster") if failure is not None else "cluster"
 

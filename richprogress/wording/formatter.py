@@ -149,6 +149,9 @@ class EventFormatter(LoggingConfigurable):
         self._logged: set[tuple[Any, ...]] = set()
         # a Reading's key -> a record made for an event with that key (read it, never hand it out)
         self._records: dict[tuple[Any, ...], EventRecord] = {}
+        # the cause reader words what the default rules leave unsaid; an admin's own ``rules``
+        # replace the defaults and leave the rest raw (set with the ruleset)
+        self._read_causes = True
         super().__init__(**kwargs)
         self._hook = self._wrap_hook(self.format_hook)
 
@@ -202,6 +205,7 @@ class EventFormatter(LoggingConfigurable):
                 base = default_rules()
             else:
                 base = load_rules(self.rules, option="EventFormatter.rules")
+            self._read_causes = self.rules is None
             self._ruleset = RuleSet([*extra, *base])
         return self._ruleset
 
@@ -222,7 +226,7 @@ class EventFormatter(LoggingConfigurable):
         ruleset = self._ruleset
         if ruleset is None:  # not `or`: a RuleSet's truth is its length, a call per event
             ruleset = self.ruleset
-        return build_record(ruleset, fields, self._log_once)[0]
+        return build_record(ruleset, fields, self._log_once, self._read_causes)[0]
 
     def _default_record(self, event: Any) -> EventRecord:
         """The record the rules make for ``event`` (before the hook). Never raises.
@@ -260,7 +264,7 @@ class EventFormatter(LoggingConfigurable):
                     record["count"] = count
                     return record
             fields, plain = clean(reading)
-            record, pure = build_record(ruleset, fields, self._log_once)
+            record, pure = build_record(ruleset, fields, self._log_once, self._read_causes)
             if plain and pure and key is not None and len(record["raw_message"]) <= _RECORD_MESSAGE_MAX:
                 if len(records) >= _RECORDS_LIMIT:
                     records.clear()

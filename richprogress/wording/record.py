@@ -12,6 +12,7 @@ from typing import Any
 
 from richprogress.model.display import clean_str
 from richprogress.model.records import EventRecord
+from richprogress.wording.cause_reader import KEEP_AND_ADD, read_cause, says_only_failed
 from richprogress.wording.fields import Fields, normalize_message
 from richprogress.wording.rules import Rule, RuleSet
 
@@ -61,8 +62,12 @@ def is_fatal(rule: Rule, groups: Mapping[str, str], log_once: LogOnce) -> bool:
         return False
 
 
-def build_record(ruleset: RuleSet, fields: Fields, log_once: LogOnce) -> tuple[EventRecord, bool]:
-    """The record for ``fields``, and whether its wording may be reused (see ``Rule.pure``)."""
+def build_record(
+    ruleset: RuleSet, fields: Fields, log_once: LogOnce, read_causes: bool = True
+) -> tuple[EventRecord, bool]:
+    """The record for ``fields``, and whether its wording may be reused (see ``Rule.pure``).
+    ``read_causes``: word the cause of a Warning no rule says why for (``cause_reader``); off
+    when an admin's ``rules`` replace the defaults, which leave the rest raw."""
     # Unpacking the tuple once is much cheaper than 13 attribute lookups per event.
     (uid, timestamp, first_timestamp, type_, reason, kind, name, container, field_path,
      component, count, raw, match_values) = fields
@@ -97,6 +102,19 @@ def build_record(ruleset: RuleSet, fields: Fields, log_once: LogOnce) -> tuple[E
                     hint = hint or None
                 else:
                     hint = render(rule, True, groups, log_once) or None
+    if read_causes and raw and (rule_id is None and type_ == "Warning" or says_only_failed(rule_id, message)):
+        # No rule says why: the cause inside the error does (the raw text stays in the details).
+        cause = read_cause(raw, container or "")
+        if cause is not None:
+            if rule_id in KEEP_AND_ADD:
+                message = f"{message}: {cause.cause}"
+            else:
+                message = cause.sentence
+                hint = cause.hint
+            rule_id = f"cause-{cause.error_class.name}"
+            phase = phase or cause.phase
+            if severity is None:
+                severity = "warning"
     if not message:
         # Never an empty line: the event's own words, else what little we know.
         message = raw or reason or "(event without a message)"

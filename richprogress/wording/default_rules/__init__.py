@@ -9,7 +9,8 @@ slow pulls, storage, quotas that may free up, rate limits, registry errors).
 One module per source of events: ``refusals`` (the API server refusing an object: a full
 quota, an admission webhook), ``operators`` (custom resources' controllers), ``scheduler``,
 ``autoscaler`` (cluster-autoscaler and Karpenter), ``storage``, ``images`` and ``kubelet``
-(kubelet's image manager and the rest of its pod work), ``nodes`` (the node controllers).
+(kubelet's image manager and the rest of its pod work), ``nodes`` (the node controllers),
+``machines`` (the machine's own events: interruption, shutdown, start-up).
 Their wording comes from those sources and from events captured on real clusters.
 Callable templates (and hints, and ``fatal``) are called as ``f(**groups)``.
 """
@@ -22,6 +23,7 @@ from richprogress.wording.default_rules import (
     autoscaler,
     images,
     kubelet,
+    machines,
     nodes,
     operators,
     refusals,
@@ -34,6 +36,9 @@ from richprogress.wording.default_rules import (
 DEFAULT_RULES: list[dict[str, Any]] = [
     # the API server's refusals read the same on any object, an operator's included
     *refusals.REFUSALS,
+    # the machine's own events (spot interruption, shutdown, start-up): before the operators'
+    # rules, which would take a NodeClaim's event as a controller's
+    *machines.MACHINE_EVENTS,
     # custom resources first: they only match kinds the others do not word
     *operators.OPERATOR_RULES,
     *scheduler.SCHEDULED,

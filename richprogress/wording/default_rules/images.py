@@ -85,6 +85,16 @@ _PULL_HINT_DENIED = (
     "to give the cluster access to it."
 )
 
+_PLATFORM_RE = re.compile(r"(?:manifest for|platform) (?P<p>(?:linux|windows|darwin)/[\w/]+)")
+
+
+def _platform_sentence(image: str = "", container: str = "", detail: str = "", **_: str) -> str:
+    found = _PLATFORM_RE.search(detail[:4000])
+    platform = f" ({found.group('p')})" if found else ""
+    return (f"The image {image} for the {container} container has no build for this kind of machine{platform}: "
+            "it exists, but not for this platform")
+
+
 IMAGES: list[dict[str, Any]] = [
     {
         "id": "image-pulling",
@@ -106,6 +116,34 @@ IMAGES: list[dict[str, Any]] = [
                   "message": r"Successfully pulled image " + IMAGE
                              + r"(?: in (?P<duration>[\d.hms]+))?(?:.*?Image size: (?P<size>\d+) bytes)?"},
         "template": _pulled_sentence,
+        "phase": "image",
+    },
+    # containerd ("no match for platform in manifest: not found", images/image.go) and the
+    # Docker daemon ("no matching manifest for linux/arm64/v8 in the manifest list entries",
+    # distribution/pull_v2.go): the image exists, only not for this machine's platform; before
+    # image-not-found, whose "not found" this text also ends with
+    {
+        "id": "image-wrong-platform",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
+                  "message": r"(?s)Failed to pull image " + IMAGE
+                             + r"(?P<detail>.{0,2000}?(?:no match for (?:current )?platform|no matching manifest for"
+                               r"|no supported platform found).*)"},
+        "template": _platform_sentence,
+        "severity": "error",
+        "hint": "Choose another image or server option: this image is not built for the cluster's machines "
+        "(ask its maintainer for a build for this platform).",
+        "phase": "image",
+    },
+    # containerd / the Docker daemon refused the name itself (distribution/reference's
+    # "invalid reference format"): no retry changes a name
+    {
+        "id": "image-invalid-reference",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER,
+                  "message": r"(?s)Failed to pull image " + IMAGE + r".{0,2000}?invalid reference format"},
+        "template": "The image name {image} for the {container} container is not a valid image name",
+        "severity": "error",
+        "fatal": True,
+        "hint": "Check the image name for typos (spaces, capital letters, a stray quote, a missing tag).",
         "phase": "image",
     },
     {
@@ -150,6 +188,25 @@ IMAGES: list[dict[str, Any]] = [
         "the cluster will try again",
         "severity": "warning",
         "hint": "If it keeps failing, check the image name or ask your administrator.",
+        "phase": "image",
+    },
+    # kubelet's "Failed to inspect image %q: %v" (image_manager.go): the runtime could not read
+    # an image it has; the name is set and may well be right
+    {
+        "id": "image-inspect-failed",
+        "match": {"reason": r"InspectFailed\Z", "message": r"Failed to inspect image " + IMAGE},
+        "template": "The container runtime on the machine could not read the image {image}",
+        "severity": "error",
+        "hint": "This needs your administrator: the machine's container runtime may be broken. "
+        "Ask them for help and send them this page.",
+        "phase": "image",
+    },
+    {
+        "id": "image-inspect-error",
+        "match": {"reason": r"Failed\Z", "fieldPath": CONTAINER, "message": r"Error: ImageInspectError"},
+        "template": "The container runtime on the machine could not read the image for the {container} container",
+        "severity": "error",
+        "hint": "See the message above about the image for the reason.",
         "phase": "image",
     },
     {

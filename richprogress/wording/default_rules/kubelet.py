@@ -62,6 +62,15 @@ def _probe_warning_sentence(container: str = "", probe: str = "", **_: str) -> s
     return f"The {container} container passed its {probe.lower()} health check, with a warning"
 
 
+def _disk_eviction_sentence(limit: str = "", climit: str = "", volume: str = "", vlimit: str = "", **_: str) -> str:
+    if volume:
+        return (f"Your server was stopped because its temporary folder {volume} grew past its limit of "
+                f"{vlimit}")
+    limit = limit or climit
+    sentence = "Your server was stopped because it wrote more temporary files than it may"
+    return f"{sentence} (its limit is {limit})" if limit else sentence
+
+
 def _oom_sentence(process: str = "", **_: str) -> str:
     if process:
         return f"The program {process} ran out of memory and was stopped"
@@ -259,10 +268,17 @@ CONTAINERS: list[dict[str, Any]] = [
         "hint": "Your server used more memory than it may. Choose a larger server size, or use less memory.",
         "phase": "starting",
     },
+    # kubelet eviction_manager.go (v1.14-v1.30): "Pod ephemeral local storage usage exceeds the
+    # total limit of containers %s. ", "Container %s exceeded its local ephemeral storage limit
+    # %q. ", "Usage of EmptyDir volume %q exceeds the limit %q. ": the server's own limit, kept
     {
         "id": "evicted-disk",
-        "match": {"reason": r"Evicted\Z", "message": r"(?:Pod|Container \S+) ephemeral local storage usage exceeds"},
-        "template": "Your server was stopped because it wrote more temporary files than it may",
+        "match": {"reason": r"Evicted\Z",
+                  "message": r"(?:(?:Pod|Container \S+) ephemeral local storage usage exceeds the total limit of "
+                             r"containers (?P<limit>[\w.]+?)\.?\s*\Z|Container \S+ exceeded its local ephemeral "
+                             r'storage limit "(?P<climit>[^"]{1,40})"|Usage of EmptyDir volume "(?P<volume>[^"]{1,253})" '
+                             r'exceeds the limit "(?P<vlimit>[^"]{1,40})"|(?:Pod|Container \S+) ephemeral local storage)'},
+        "template": _disk_eviction_sentence,
         "severity": "error",
         "hint": "Save large files in your home folder or delete temporary files, then start your server again.",
     },

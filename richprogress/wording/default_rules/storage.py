@@ -23,6 +23,10 @@ def _mount_failed_sentence(volume: str = "", detail: str = "", **_: str) -> str:
     return f"Mounting {what} into your server failed; the cluster will try again"
 
 
+def _resize_failed_sentence(**_: str) -> str:
+    return "Making your disk bigger failed; the cluster will try again"
+
+
 def _missing_config(what: str = "", **_: str) -> bool:
     # a PVC KubeSpawner creates itself may still be on its way; a secret or config map not
     return what in ("secret", "configmap")
@@ -130,6 +134,38 @@ STORAGE: list[dict[str, Any]] = [
         "template": _mount_failed_sentence,
         "severity": "warning",
         "hint": "If this keeps happening for more than a few minutes, ask your administrator.",
+        "phase": "volume",
+    },
+    # Volume expansion, part of the storage step: kubernetes-csi/external-resizer ("External
+    # resizer is resizing volume %s", "Require file system resize of volume on node", "resize
+    # volume %q by resizer %q failed: %v", "Resize volume succeeded"), kubelet
+    # ("MountVolume.NodeExpandVolume succeeded for volume %q"), the expand controller ("Ignoring
+    # the PVC: didn't find a plugin capable of expanding the volume; waiting for an external
+    # controller to process this PVC.")
+    {
+        "id": "volume-resizing",
+        "match": {"reason": r"Resizing\Z|ExternalExpanding\Z"},
+        "template": "Your disk is being made bigger",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-resize-fs-required",
+        "match": {"reason": r"FileSystemResizeRequired\Z"},
+        "template": "Your disk is bigger; its file system will grow when it is mounted",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-resized",
+        "match": {"reason": r"FileSystemResizeSuccessful\Z|VolumeResizeSuccessful\Z"},
+        "template": "Your disk has been made bigger",
+        "phase": "volume",
+    },
+    {
+        "id": "volume-resize-failed",
+        "match": {"reason": r"VolumeResizeFailed\Z|FileSystemResizeFailed\Z"},
+        "template": _resize_failed_sentence,
+        "severity": "warning",
+        "hint": "Your files are safe; the disk keeps its old size for now. If it keeps failing, ask your administrator.",
         "phase": "volume",
     },
 ]
