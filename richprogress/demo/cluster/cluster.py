@@ -59,7 +59,7 @@ class SimulatedCluster:
         self.registry: frozenset[str] = (
             frozenset(normalize_image(i) for i in registry) if registry is not None else builtin_registry()
         )
-        self.store = ObjectStore()
+        self.store = ObjectStore(speed=lambda: self.speed)
         self.kubelet = SimulatedKubelet(
             self.store,
             self.scenarios,
@@ -67,7 +67,7 @@ class SimulatedCluster:
             speed=lambda: self.speed,
             forget_events_on_delete=forget_events_on_delete,
         )
-        self.api = KubeAPI(self.store, self.kubelet)
+        self.api = KubeAPI(self.store, self.kubelet, speed=lambda: self.speed)
         self.api.ensure_namespace("default")
         self._runner: web.AppRunner | None = None
         self.url: str | None = None

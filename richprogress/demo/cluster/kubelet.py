@@ -21,6 +21,7 @@ from typing import Any
 from . import custom
 from .events import build_event, repeat_event
 from .notebook import NotebookStandIn, pod_env
+from .podlogs import PodLog
 from .scenarios import (
     SCENARIO_ANNOTATION,
     Scenario,
@@ -69,6 +70,8 @@ class PodRun:
     restart_count: int = 0
     last_state: dict[str, Any] = field(default_factory=dict)
     image_digest: str = field(default_factory=lambda: secrets.token_hex(32))
+    log: PodLog = field(default_factory=PodLog)
+    log_restart_pending: bool = False  # the container terminated; its next run starts a new log
     container_id: str = field(default_factory=lambda: secrets.token_hex(32))
 
 
@@ -260,6 +263,9 @@ class SimulatedKubelet:
         ready = bool(container and container["state"] == "running" and container.get("ready", True))
         if container and container["state"] in ("running", "terminated"):
             run.started = True
+        if container and container["state"] == "running" and run.log_restart_pending:
+            run.log_restart_pending = False
+            run.log.restart()
         if phase == "Running" and run.ip is None:
             await self._assign_ip(run, pod, start_standin=ready and phase == "Running")
         elif ready and phase == "Running" and run.standin is None:
@@ -353,6 +359,7 @@ class SimulatedKubelet:
                 }
             )
             run.last_state = {"terminated": dict(state)}
+            run.log_restart_pending = True
             run.container_id = secrets.token_hex(32)  # a restart runs a new container
         restarts = run.restart_count + (1 if change.get("restarted") else 0)
         status: dict[str, Any] = {
@@ -401,10 +408,15 @@ class SimulatedKubelet:
     async def _start_standin(self, run: PodRun, pod: Obj, ip: str | None) -> None:
         if ip is None:
             return
-        standin = NotebookStandIn(pod, ip)
+        standin = NotebookStandIn(pod, ip, log=run.log.write)
         await standin.start()
         run.standin = standin
         log.info("notebook stand-in for %s listens on %s", run.name, standin.url)
+
+    def pod_log(self, namespace: str, name: str) -> PodLog | None:
+        """The output of the pod's container (while the pod exists), or None."""
+        run = self.runs.get((namespace, name))
+        return run.log if run is not None else None
 
     # -- deletion --------------------------------------------------------------------
     def delete_pod(self, namespace: str, name: str, grace_seconds: float | None) -> Obj:
@@ -444,6 +456,7 @@ class SimulatedKubelet:
             return  # already gone (a second delete finished first)
         run = self.runs.pop((namespace, name), None)
         if run is not None:
+            run.log.close()
             await self._release(run)
         self.store.delete("pods", namespace, name)
         self._collect_garbage(namespace, uid)
