@@ -386,3 +386,47 @@ async def test_an_object_leaving_or_entering_a_selector_is_deleted_or_added(tmp_
         ]
         blue_rv = int(seen[0]["object"]["metadata"]["resourceVersion"]) + 1
         assert int(seen[1]["object"]["metadata"]["resourceVersion"]) == blue_rv
+
+
+# -- pods/exec --------------------------------------------------------------------------------
+
+
+async def exec_in(session, pod, command):
+    """Run ``command`` through pods/exec's websocket; return {channel: bytes}."""
+    params = [("command", part) for part in command] + [("stdout", "true"), ("stderr", "true")]
+    received: dict[int, bytes] = {}
+    async with session.ws_connect(f"{NS}/pods/{pod}/exec", params=params, protocols=("v4.channel.k8s.io",)) as ws:
+        assert ws.protocol == "v4.channel.k8s.io"
+        async for message in ws:
+            if message.type == aiohttp.WSMsgType.BINARY:
+                received[message.data[0]] = received.get(message.data[0], b"") + message.data[1:]
+    return received
+
+
+async def test_exec_runs_the_command_with_the_pods_env_only_when_the_cluster_allows_it(tmp_path):
+    """The remote-command protocol (Kubernetes v1.31 staging/src/k8s.io/apimachinery/pkg/util/
+    remotecommand/constants.go, v4.channel.k8s.io): channel 1 stdout, 2 stderr, 3 the final
+    Status, ``NonZeroExitCode`` with the code as its cause; what the sync kubernetes client's
+    ``stream`` reads as ``returncode``. The stand-in's root sends the user to the prefix, as
+    jupyterhub-singleuser does (KubeSpawner's tests expect 302 there)."""
+    async with running_cluster(tmp_path, speed=50, exec_commands=True) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            async with session.post(f"{NS}/pods", json=pod_body("jupyter-x")) as r:
+                assert r.status == 201
+            run = await wait_until(lambda: cluster.kubelet.runs.get(("default", "jupyter-x")))
+            standin = await wait_until(lambda: run.standin)
+            code = "import os, sys; print(os.environ['JUPYTERHUB_USER']); print('oops', file=sys.stderr); sys.exit(3)"
+            got = await exec_in(session, "jupyter-x", ["python3", "-c", code])
+            assert got[1] == b"jupyter-x\n" and got[2] == b"oops\n"
+            status = json.loads(got[3])
+            assert (status["status"], status["reason"], status["details"]["causes"][0]["message"]) == ("Failure", "NonZeroExitCode", "3")
+            assert json.loads((await exec_in(session, "jupyter-x", ["true"]))[3]) == {"metadata": {}, "status": "Success"}
+            async with session.get(standin.url + "/", allow_redirects=False) as r:
+                assert (r.status, r.headers["Location"]) == (302, "/user/jupyter-x/")
+    async with running_cluster(tmp_path) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            async with session.post(f"{NS}/pods", json=pod_body("jupyter-y")) as r:
+                assert r.status == 201
+            async with session.get(f"{NS}/pods/jupyter-y/exec", params={"command": "true"}) as r:
+                code, reason, message = await status_of(r)
+            assert (code, reason) == (403, "Forbidden") and "runs no commands" in message

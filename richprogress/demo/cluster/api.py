@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from . import discovery, eventsv1, podlogs
+from . import discovery, eventsv1, podexec, podlogs
 from .custom import CUSTOM_RESOURCES, api_version_of
 from .patch import CONTENT_TYPES, PatchError, apply_patch
 from .selectors import SelectorError, parse_field_selector, parse_label_selector
@@ -118,11 +118,17 @@ class KubeAPI:
     """Request handlers over an ``ObjectStore``; ``app`` is the aiohttp application."""
 
     def __init__(
-        self, store: ObjectStore, pods: PodLifecycle, speed: Callable[[], float] = lambda: 1.0
+        self,
+        store: ObjectStore,
+        pods: PodLifecycle,
+        speed: Callable[[], float] = lambda: 1.0,
+        exec_commands: bool = False,
     ) -> None:
         self.store = store
         self.pods = pods
         self._speed = speed
+        # pods/exec runs the command on this machine (podexec.py): only when asked for
+        self.exec_commands = exec_commands
         # (method, path with query, status) of recent requests: for tests and debugging.
         self.request_log: deque[tuple[str, str, int]] = deque(maxlen=2000)
         self._watch_tasks: set[asyncio.Task[Any]] = set()
@@ -144,6 +150,8 @@ class KubeAPI:
         r.add_put("/api/v1/namespaces/{name}", self.replace_namespace)
         r.add_patch("/api/v1/namespaces/{name}", self.patch_namespace)
         r.add_get("/api/v1/namespaces/{namespace}/pods/{name}/log", self.pod_log)
+        r.add_get("/api/v1/namespaces/{namespace}/pods/{name}/exec", self.pod_exec)
+        r.add_post("/api/v1/namespaces/{namespace}/pods/{name}/exec", self.pod_exec)
         r.add_get("/api/v1/namespaces/{namespace}/{resource}", self.collection)
         r.add_post("/api/v1/namespaces/{namespace}/{resource}", self.create)
         r.add_get("/api/v1/namespaces/{namespace}/{resource}/{name}", self.get_one)
@@ -725,6 +733,35 @@ class KubeAPI:
             if task is not None:
                 self._watch_tasks.discard(task)
         return response
+
+    # -- pods/exec -------------------------------------------------------------------
+    async def pod_exec(self, request: web.Request) -> web.StreamResponse:
+        namespace, name = request.match_info["namespace"], request.match_info["name"]
+        pod = self.store.find("pods", namespace, name)
+        if pod is None:
+            return self._not_found("pods", name)
+        if not self.exec_commands:
+            return status_response(
+                403,
+                "Forbidden",
+                f'pods "{name}" is forbidden: this simulated cluster runs no commands in its pods',
+                name=name,
+                kind="pods",
+            )
+        command = request.query.getall("command", [])
+        if not command:
+            return status_response(400, "BadRequest", "you must specify at least 1 command")
+        refused = podexec.refusal(pod, request.query.get("container"))
+        if refused is not None:
+            return status_response(400, "BadRequest", refused)
+        task = asyncio.current_task()
+        if task is not None:
+            self._watch_tasks.add(task)
+        try:
+            return await podexec.run_exec(request, pod, command)
+        finally:
+            if task is not None:
+                self._watch_tasks.discard(task)
 
     async def close_watches(self) -> None:
         """End every open watch stream and namespace finalizer (used when the server stops)."""

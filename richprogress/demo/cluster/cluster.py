@@ -39,7 +39,9 @@ class SimulatedCluster:
 
     ``speed`` divides every simulated delay (10 makes a 3-minute scale-up take 18 s) and can
     be changed while running. ``scenario_dir`` holds extra scenario files (added to the
-    shipped ones, replacing same-named ones); ``registry`` replaces the image list. ``forget_events_on_delete`` drops a pod's Events when the pod
+    shipped ones, replacing same-named ones); ``registry`` replaces the image list. ``exec_commands`` lets
+    ``pods/exec`` run the command on this machine with the pod's environment (off: anyone
+    who reaches the API could run anything; see podexec.py). ``forget_events_on_delete`` drops a pod's Events when the pod
     goes (real clusters keep them for about an hour, so the default keeps them).
     """
 
@@ -50,6 +52,7 @@ class SimulatedCluster:
         forget_events_on_delete: bool = False,
         scenario_dir: str | os.PathLike[str] | None = None,
         registry: Iterable[str] | None = None,
+        exec_commands: bool = False,
     ) -> None:
         self.speed = float(speed)
         # Extra scenario files add to (or replace, by name) the shipped ones.
@@ -67,7 +70,7 @@ class SimulatedCluster:
             speed=lambda: self.speed,
             forget_events_on_delete=forget_events_on_delete,
         )
-        self.api = KubeAPI(self.store, self.kubelet, speed=lambda: self.speed)
+        self.api = KubeAPI(self.store, self.kubelet, speed=lambda: self.speed, exec_commands=exec_commands)
         self.api.ensure_namespace("default")
         self._runner: web.AppRunner | None = None
         self.url: str | None = None

@@ -67,6 +67,7 @@ def core_resources() -> dict[str, Any]:
     """``GET /api/v1``: the core resources, with the pod subresources we serve."""
     resources = [_resource(r) for r in RESOURCES if r not in custom.CUSTOM_RESOURCES]
     resources.append({"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]})
+    resources.append({"name": "pods/exec", "singularName": "", "namespaced": True, "kind": "PodExecOptions", "verbs": ["create", "get"]})
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "v1", "resources": resources}
 
 

@@ -114,6 +114,9 @@ class NotebookStandIn:
         self.requests.append(request.path)
         headers = {"X-JupyterHub-Version": _HUB_VERSION}
         path = request.path
+        if path == "/" and self.prefix != "/":
+            # as jupyterhub-singleuser does: the root sends the user to the server's prefix
+            return web.Response(status=302, headers={**headers, "Location": self.prefix})
         if not (path + "/").startswith(self.prefix):
             return web.Response(status=404, text="not found\n", headers=headers)
         rest = path[len(self.prefix) :]
