@@ -43,6 +43,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="let pods/exec run commands on this machine with the pod's env (KubeSpawner's tests)",
     )
+    parser.add_argument(
+        "--real-event-rates",
+        action="store_true",
+        help="write events as client-go's recorders do: throttled, merged, late, expiring after 1 h",
+    )
     parser.add_argument("--log-level", default="WARNING", help="Python logging level")
     return parser.parse_args(argv)
 
@@ -54,6 +59,7 @@ async def run(args: argparse.Namespace) -> None:
         forget_events_on_delete=args.forget_events_on_delete,
         registry=registry,
         exec_commands=args.exec_commands,
+        real_event_rates=args.real_event_rates,
     )
     url = await cluster.start(args.host, args.port)
     if args.kubeconfig:
