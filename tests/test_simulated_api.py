@@ -430,3 +430,14 @@ async def test_exec_runs_the_command_with_the_pods_env_only_when_the_cluster_all
             async with session.get(f"{NS}/pods/jupyter-y/exec", params={"command": "true"}) as r:
                 code, reason, message = await status_of(r)
             assert (code, reason) == (403, "Forbidden") and "runs no commands" in message
+
+
+def test_command_line_options_for_the_peer_suites():
+    """What scripts/kubespawner_suite.py asks of ``python -m richprogress.demo.cluster``."""
+    from richprogress.demo.cluster.__main__ import parse_args
+
+    args = parse_args(["--extra-image", "python:3.12-slim", "--extra-image", "quay.io/jupyterhub/jupyterhub:latest", "--exec-commands", "--real-event-rates"])
+    assert args.extra_image == ["python:3.12-slim", "quay.io/jupyterhub/jupyterhub:latest"]
+    assert args.exec_commands and args.real_event_rates
+    plain = parse_args([])
+    assert (plain.extra_image, plain.exec_commands, plain.real_event_rates) == ([], False, False)
