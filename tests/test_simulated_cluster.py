@@ -610,8 +610,9 @@ async def test_services_and_secrets_owned_by_a_pod_go_with_it(tmp_path):
     ("method", "path", "code"),
     [
         pytest.param("GET", "/apis/apps/v1/deployments", 404, id="unknown-api"),
-        pytest.param("GET", "/api/v1/namespaces/default/configmaps", 404, id="unknown-resource"),
-        pytest.param("PATCH", f"{PODS}/x", 405, id="unsupported-method"),
+        pytest.param("GET", "/api/v1/namespaces/default/deployments", 404, id="unknown-resource"),
+        pytest.param("OPTIONS", f"{PODS}/x", 405, id="unsupported-method"),
+        pytest.param("PATCH", f"{PODS}/x", 415, id="patch-without-a-patch-type"),
         pytest.param("GET", f"{PODS}?labelSelector=a%20in%20(b", 400, id="bad-selector"),
     ],
 )

@@ -14,6 +14,7 @@ import signal
 import sys
 
 from .cluster import SimulatedCluster
+from .scenarios import builtin_registry
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -30,12 +31,36 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="drop a pod's events when it is deleted (real clusters keep them ~1 h)",
     )
+    parser.add_argument(
+        "--extra-image",
+        action="append",
+        default=[],
+        metavar="IMAGE",
+        help="an image the simulated registry also holds (plays happy-path); repeatable",
+    )
+    parser.add_argument(
+        "--exec-commands",
+        action="store_true",
+        help="let pods/exec run commands on this machine with the pod's env (KubeSpawner's tests)",
+    )
+    parser.add_argument(
+        "--real-event-rates",
+        action="store_true",
+        help="write events as client-go's recorders do: throttled, merged, late, expiring after 1 h",
+    )
     parser.add_argument("--log-level", default="WARNING", help="Python logging level")
     return parser.parse_args(argv)
 
 
 async def run(args: argparse.Namespace) -> None:
-    cluster = SimulatedCluster(args.speed, forget_events_on_delete=args.forget_events_on_delete)
+    registry = sorted(builtin_registry()) + args.extra_image if args.extra_image else None
+    cluster = SimulatedCluster(
+        args.speed,
+        forget_events_on_delete=args.forget_events_on_delete,
+        registry=registry,
+        exec_commands=args.exec_commands,
+        real_event_rates=args.real_event_rates,
+    )
     url = await cluster.start(args.host, args.port)
     if args.kubeconfig:
         cluster.write_kubeconfig(args.kubeconfig)

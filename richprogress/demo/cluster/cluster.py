@@ -39,7 +39,11 @@ class SimulatedCluster:
 
     ``speed`` divides every simulated delay (10 makes a 3-minute scale-up take 18 s) and can
     be changed while running. ``scenario_dir`` holds extra scenario files (added to the
-    shipped ones, replacing same-named ones); ``registry`` replaces the image list. ``forget_events_on_delete`` drops a pod's Events when the pod
+    shipped ones, replacing same-named ones); ``registry`` replaces the image list. ``exec_commands`` lets
+    ``pods/exec`` run the command on this machine with the pod's environment (off: anyone
+    who reaches the API could run anything; see podexec.py). ``real_event_rates`` writes events as
+    client-go's recorders do (throttled, merged, late; expired after an hour: recorder.py)
+    instead of every occurrence. ``forget_events_on_delete`` drops a pod's Events when the pod
     goes (real clusters keep them for about an hour, so the default keeps them).
     """
 
@@ -50,6 +54,8 @@ class SimulatedCluster:
         forget_events_on_delete: bool = False,
         scenario_dir: str | os.PathLike[str] | None = None,
         registry: Iterable[str] | None = None,
+        exec_commands: bool = False,
+        real_event_rates: bool = False,
     ) -> None:
         self.speed = float(speed)
         # Extra scenario files add to (or replace, by name) the shipped ones.
@@ -59,15 +65,16 @@ class SimulatedCluster:
         self.registry: frozenset[str] = (
             frozenset(normalize_image(i) for i in registry) if registry is not None else builtin_registry()
         )
-        self.store = ObjectStore()
+        self.store = ObjectStore(speed=lambda: self.speed)
         self.kubelet = SimulatedKubelet(
             self.store,
             self.scenarios,
             self.registry,
             speed=lambda: self.speed,
             forget_events_on_delete=forget_events_on_delete,
+            real_event_rates=real_event_rates,
         )
-        self.api = KubeAPI(self.store, self.kubelet)
+        self.api = KubeAPI(self.store, self.kubelet, speed=lambda: self.speed, exec_commands=exec_commands)
         self.api.ensure_namespace("default")
         self._runner: web.AppRunner | None = None
         self.url: str | None = None

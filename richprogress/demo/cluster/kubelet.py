@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,14 @@ from typing import Any
 from . import custom
 from .events import build_event, repeat_event
 from .notebook import NotebookStandIn, pod_env
+from .podlogs import PodLog
+from .recorder import (
+    SERIES_FINISH_SECONDS,
+    SERIES_REFRESH_SECONDS,
+    LegacyRecorder,
+    SeriesRecorder,
+    expire,
+)
 from .scenarios import (
     SCENARIO_ANNOTATION,
     Scenario,
@@ -36,6 +45,8 @@ log = logging.getLogger(__name__)
 MAX_GRACE_SECONDS = 2.0
 # The kubelet's first restart back-off; "{backoff}" in messages grows from it per loop pass.
 KUBELET_BACKOFF_SECONDS = 10.0
+# With real event rates: how often (simulated seconds) expired events are deleted.
+EXPIRY_CHECK_SECONDS = 60.0
 
 
 def go_duration(seconds: float) -> str:
@@ -69,6 +80,8 @@ class PodRun:
     restart_count: int = 0
     last_state: dict[str, Any] = field(default_factory=dict)
     image_digest: str = field(default_factory=lambda: secrets.token_hex(32))
+    log: PodLog = field(default_factory=PodLog)
+    log_restart_pending: bool = False  # the container terminated; its next run starts a new log
     container_id: str = field(default_factory=lambda: secrets.token_hex(32))
 
 
@@ -82,6 +95,7 @@ class SimulatedKubelet:
         registry: frozenset[str],
         speed: Callable[[], float],
         forget_events_on_delete: bool = False,
+        real_event_rates: bool = False,
     ) -> None:
         self.store = store
         self.scenarios = scenarios
@@ -91,11 +105,43 @@ class SimulatedKubelet:
         self.runs: dict[tuple[str, str], PodRun] = {}
         self._used_ips: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
+        # simulated clock: wall time since start, each stretch multiplied by the speed then
+        self._sim_seconds = 0.0
+        self._wall_at = time.monotonic()
+        # recorder.py: events written as client-go's recorders write them (else every one)
+        self.real_event_rates = real_event_rates
+        self._written: dict[tuple[str, str], float] = {}
+        self.legacy_recorder = LegacyRecorder(store, self._written)
+        self.series_recorder = SeriesRecorder(store, self._written)
+        self._upkeep: asyncio.Task[None] | None = None
 
     # -- time ------------------------------------------------------------------------
     async def sleep(self, simulated_seconds: float) -> None:
         speed = self._speed() or 1.0
         await asyncio.sleep(max(0.0, simulated_seconds) / speed)
+
+    def now(self) -> float:
+        """Simulated seconds since the kubelet started."""
+        wall = time.monotonic()
+        self._sim_seconds += (wall - self._wall_at) * (self._speed() or 1.0)
+        self._wall_at = wall
+        return self._sim_seconds
+
+    async def _recorder_upkeep(self) -> None:
+        """The recorders' timers and the API server's event TTL, in simulated time."""
+        next_finish = self.now() + SERIES_FINISH_SECONDS
+        next_refresh = self.now() + SERIES_REFRESH_SECONDS
+        while True:
+            # not self.sleep: that is the scenarios' clock (tests count its waits)
+            await asyncio.sleep(EXPIRY_CHECK_SECONDS / (self._speed() or 1.0))
+            now = self.now()
+            expire(self.store, self._written, now)
+            if now >= next_refresh:
+                self.series_recorder.refresh(now)
+                next_refresh = now + SERIES_REFRESH_SECONDS
+            if now >= next_finish:
+                self.series_recorder.finish(now)
+                next_finish = now + SERIES_FINISH_SECONDS
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
@@ -105,6 +151,8 @@ class SimulatedKubelet:
 
     # -- pod creation ----------------------------------------------------------------
     def pod_created(self, pod: Obj) -> None:
+        if self.real_event_rates and self._upkeep is None:
+            self._upkeep = self._spawn(self._recorder_upkeep())
         meta = pod["metadata"]
         name = choose_scenario(pod, self.scenarios, self.registry)
         wanted = (meta.get("annotations") or {}).get(SCENARIO_ANNOTATION)
@@ -192,11 +240,14 @@ class SimulatedKubelet:
             await self._apply_pod(run, step["pod"])
 
     # -- events ----------------------------------------------------------------------
-    def emit_event(self, run: PodRun, spec: dict[str, Any]) -> Obj:
-        """Emit one event of the scenario; a key seen before repeats that event."""
+    def emit_event(self, run: PodRun, spec: dict[str, Any]) -> Obj | None:
+        """Emit one event of the scenario; a key seen before repeats that event.
+
+        With real event rates the recorders decide instead (recorder.py): the event may be
+        merged, counted into an earlier one, written late or not at all (None)."""
         values = run.values
         key = spec.get("key")
-        if key and key in run.events:
+        if key and key in run.events and not self.real_event_rates:
             ns, name = run.events[key]
             if self.store.find("events", ns, name) is not None:
                 return self.store.update("events", ns, name, repeat_event)
@@ -237,6 +288,9 @@ class SimulatedKubelet:
             api=spec.get("api", "core"),
             action=spec.get("action"),
         )
+        if self.real_event_rates:
+            recorder = self.series_recorder if spec.get("api") == "events.k8s.io" else self.legacy_recorder
+            return recorder.record(event, self.now())
         created = self.store.create("events", event)
         if key:
             run.events[key] = (run.namespace, created["metadata"]["name"])
@@ -260,6 +314,9 @@ class SimulatedKubelet:
         ready = bool(container and container["state"] == "running" and container.get("ready", True))
         if container and container["state"] in ("running", "terminated"):
             run.started = True
+        if container and container["state"] == "running" and run.log_restart_pending:
+            run.log_restart_pending = False
+            run.log.restart()
         if phase == "Running" and run.ip is None:
             await self._assign_ip(run, pod, start_standin=ready and phase == "Running")
         elif ready and phase == "Running" and run.standin is None:
@@ -353,6 +410,7 @@ class SimulatedKubelet:
                 }
             )
             run.last_state = {"terminated": dict(state)}
+            run.log_restart_pending = True
             run.container_id = secrets.token_hex(32)  # a restart runs a new container
         restarts = run.restart_count + (1 if change.get("restarted") else 0)
         status: dict[str, Any] = {
@@ -401,10 +459,15 @@ class SimulatedKubelet:
     async def _start_standin(self, run: PodRun, pod: Obj, ip: str | None) -> None:
         if ip is None:
             return
-        standin = NotebookStandIn(pod, ip)
+        standin = NotebookStandIn(pod, ip, log=run.log.write)
         await standin.start()
         run.standin = standin
         log.info("notebook stand-in for %s listens on %s", run.name, standin.url)
+
+    def pod_log(self, namespace: str, name: str) -> PodLog | None:
+        """The output of the pod's container (while the pod exists), or None."""
+        run = self.runs.get((namespace, name))
+        return run.log if run is not None else None
 
     # -- deletion --------------------------------------------------------------------
     def delete_pod(self, namespace: str, name: str, grace_seconds: float | None) -> Obj:
@@ -444,6 +507,7 @@ class SimulatedKubelet:
             return  # already gone (a second delete finished first)
         run = self.runs.pop((namespace, name), None)
         if run is not None:
+            run.log.close()
             await self._release(run)
         self.store.delete("pods", namespace, name)
         self._collect_garbage(namespace, uid)
@@ -477,6 +541,7 @@ class SimulatedKubelet:
         for run in list(self.runs.values()):
             await self._release(run)
         self.runs.clear()
+        self._upkeep = None
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()

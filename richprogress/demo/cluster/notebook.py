@@ -12,6 +12,9 @@ from __future__ import annotations
 import html
 import json
 import socket
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
 from typing import Any
 
 from aiohttp import web
@@ -47,7 +50,9 @@ def notebook_port(pod: dict[str, Any]) -> int:
 class NotebookStandIn:
     """One stand-in server for one pod; ``start()`` raises OSError if the address is taken."""
 
-    def __init__(self, pod: dict[str, Any], ip: str) -> None:
+    def __init__(
+        self, pod: dict[str, Any], ip: str, log: Callable[[str], None] | None = None
+    ) -> None:
         env = pod_env(pod)
         labels = pod.get("metadata", {}).get("labels") or {}
         self.user = env.get("JUPYTERHUB_USER") or labels.get("hub.jupyter.org/username", "")
@@ -59,6 +64,12 @@ class NotebookStandIn:
         self.pod_name = pod.get("metadata", {}).get("name", "")
         self._runner: web.AppRunner | None = None
         self.requests: list[str] = []  # paths served, for tests
+        # the container's output (``kubectl logs``): lines like a Jupyter server's
+        self._log = log or (lambda text: None)
+
+    def _say(self, text: str) -> None:
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        self._log(f"[I {stamp} ServerApp] {text}")
 
     @property
     def url(self) -> str:
@@ -84,6 +95,8 @@ class NotebookStandIn:
             await runner.cleanup()
             raise
         self._runner = runner
+        self._say(f"simulated notebook server for {self.user or '(no user)'} is running at:")
+        self._say(f"{self.url}{self.prefix}")
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -91,9 +104,19 @@ class NotebookStandIn:
             await runner.cleanup()
 
     async def _handle(self, request: web.Request) -> web.Response:
+        started = time.monotonic()
+        response = await self._answer(request)
+        took = (time.monotonic() - started) * 1000
+        self._say(f"{response.status} {request.method} {request.path} ({request.remote}) {took:.2f}ms")
+        return response
+
+    async def _answer(self, request: web.Request) -> web.Response:
         self.requests.append(request.path)
         headers = {"X-JupyterHub-Version": _HUB_VERSION}
         path = request.path
+        if path == "/" and self.prefix != "/":
+            # as jupyterhub-singleuser does: the root sends the user to the server's prefix
+            return web.Response(status=302, headers={**headers, "Location": self.prefix})
         if not (path + "/").startswith(self.prefix):
             return web.Response(status=404, text="not found\n", headers=headers)
         rest = path[len(self.prefix) :]
