@@ -10,8 +10,6 @@ None while the database cannot be used, without ever making the hub wait long fo
   return is logged too. A database from a newer release (``SchemaTooNew``) is left alone
   for good. Any other failure (a value the driver refuses, a bug in a query) is logged and
   fails that one use only: one odd request must not take the history away from everyone.
-- **Pages never wait long.** A caller on the event loop passes ``wait``: a remote
-  database is then connected on a reader thread and the caller waits at most that long.
 - **Reads** (``read``) raise ``Unavailable`` while the database is down, so a page can tell
   "nothing stored" from "cannot tell"; ``query`` answers a fallback instead. The pages run
   them on their own threads with a deadline (``read_pool``), never on the hub's loop.
@@ -38,7 +36,6 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import create_engine, event
@@ -134,11 +131,8 @@ class Database:
         self._engine: Engine | None = None
         #: connecting can take seconds: it has a lock of its own
         self._connect_lock = threading.Lock()
-        #: guards ``_connecting`` and dropping a changed file's engine (held for microseconds,
-        #: also on the event loop)
+        #: guards dropping a changed file's engine (held for microseconds)
         self._lock = threading.Lock()
-        self._readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="rp-history-read")
-        self._connecting: Future[Engine | None] | None = None
         self._down_until = 0.0
         self._logged_down = False
         #: the SQLite file's (path, device, inode) when the engine was made
@@ -146,13 +140,9 @@ class Database:
         #: engines left as they are (their files became unwritable): kept, never closed
         self._abandoned: list[Engine] = []
 
-    def connect(self, wait: float | None = None) -> Engine | None:
-        """The engine with the schema in place; None while the database is down.
-
-        ``wait``: called on the event loop (a page being rendered), so connect on a reader
-        thread and wait at most this long; None when not yet connected by then. A SQLite
-        file is local and connects at once, so it is always connected in place.
-        """
+    def connect(self) -> Engine | None:
+        """The engine with the schema in place; None while the database is down. Called
+        on the writer's and the pages' threads only (``read_pool``), never on the loop."""
         if self._engine is not None and self._file is None:
             return self._engine
         if self._engine is not None:
@@ -161,15 +151,6 @@ class Database:
                 return self._engine
         if time.monotonic() < self._down_until:
             return None
-        if wait is not None and not self._settings.url.startswith("sqlite"):
-            with self._lock:
-                if self._connecting is None or self._connecting.done():
-                    self._connecting = self._readers.submit(self.connect)
-                connecting = self._connecting
-            try:
-                return connecting.result(timeout=wait)
-            except Exception:  # not yet: the page keeps to memory this time
-                return None
         with self._connect_lock:
             if self._engine is not None:
                 return self._engine
@@ -287,8 +268,7 @@ class Database:
             return fallback
 
     def close(self) -> None:
-        """Stop the reader threads (after their work) and release the engine."""
-        self._readers.shutdown(wait=True)
+        """Release the engine."""
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
