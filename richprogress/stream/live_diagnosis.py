@@ -194,11 +194,15 @@ def stopped_early_facts(diagnosis: LiveDiagnosis | None, at: float) -> dict[str,
 
 try:  # JupyterHub >= 6: logged without a traceback, counted as a "failure" in metrics
     from jupyterhub.spawner import SpawnException as _FailureBase
+
+    _HAS_SPAWN_EXCEPTION = True
 except ImportError:
     # JupyterHub 5 has no SpawnException: it logs any other error of start() as "Unhandled
     # error" with its traceback, but an HTTPError as one line ("Error starting alice's
     # server: ..."), since its message is meant for the user
     from tornado.web import HTTPError as _FailureBase
+
+    _HAS_SPAWN_EXCEPTION = False
 
 #: JupyterHub 6's failure reason label for a spawn fail-fast ended
 STOPPED_EARLY_METRIC_REASON = "stopped-early"
@@ -211,7 +215,7 @@ class StoppedEarly(_FailureBase):
     """
 
     def __init__(self, summary: str) -> None:
-        if _FailureBase.__name__ == "SpawnException":
+        if _HAS_SPAWN_EXCEPTION:
             super().__init__(summary, reason=STOPPED_EARLY_METRIC_REASON)
         else:
             # JupyterHub 5: an HTTPError, whose message it logs in one line
@@ -239,7 +243,7 @@ class _NotAgainAfterTimeout(logging.Filter):
 
 def quiet_tornado_after_timeout() -> None:
     """Install ``_NotAgainAfterTimeout`` on tornado's application log, once (JupyterHub 5)."""
-    if _FailureBase.__name__ == "SpawnException":
+    if _HAS_SPAWN_EXCEPTION:
         return
     log = logging.getLogger("tornado.application")
     if not any(isinstance(f, _NotAgainAfterTimeout) for f in log.filters):
