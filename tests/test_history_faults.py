@@ -168,18 +168,9 @@ def _alive(work: Path) -> bool:
 def fault_hub(work: Path, url: str | None = None) -> Iterator[Any]:
     """``test_history_hub``'s hub (spawns that fail), its history at ``url`` (None: the
     default SQLite file in ``work``), tried again 1 s after an error instead of 60."""
-    from hub_fixtures import HOSTILE, hub_process
-    from test_history_hub import EXTRA_CONFIG, SPAWNER_CODE, USERS
+    from test_history_hub import history_hub_process
 
-    lines = "c.SpawnHistory.retry_seconds = 1" + (f"\nc.SpawnHistory.url = {url!r}" if url else "")
-    with hub_process(
-        work,
-        SPAWNER_CODE.format(hostile=HOSTILE),
-        spawner_class="Spawner",
-        users=USERS,
-        tokens={user: f"token-{i}-{user}-stable" for i, user in enumerate(USERS)},
-        extra_config=EXTRA_CONFIG.format(history_line=lines),
-    ) as hub:
+    with history_hub_process(work, history_url=url, retry_seconds=1) as hub:
         yield hub
 
 

@@ -111,13 +111,16 @@ def history_hub_process(
     history_url: str | None = None,
     image: str | None = None,
     read_timeout: float | None = None,
+    retry_seconds: float | None = None,
 ) -> Iterator[Hub]:
     """A real jupyterhub in ``work`` (reusing its database and secret when run again);
     ``image``: the spawners' default image, else the spawner's own default;
-    ``read_timeout``: ``c.SpawnHistory.read_timeout``, else its default."""
+    ``read_timeout``, ``retry_seconds``: ``c.SpawnHistory``'s, else their defaults."""
     history_line = f"c.SpawnHistory.url = {history_url!r}" if history_url else ""
     if read_timeout is not None:
         history_line += f"\nc.SpawnHistory.read_timeout = {read_timeout!r}"
+    if retry_seconds is not None:
+        history_line += f"\nc.SpawnHistory.retry_seconds = {retry_seconds!r}"
     with hub_process(
         work,
         SPAWNER_CODE.format(hostile=HOSTILE),
