@@ -29,7 +29,8 @@ import secrets
 import time
 import uuid
 from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -351,9 +352,6 @@ class KubeAPI:
         response = web.StreamResponse(status=200)
         response.content_type = "application/json"
         response.enable_chunked_encoding()
-        task = asyncio.current_task()
-        if task is not None:
-            self._watch_tasks.add(task)
 
         async def send(event_type: str, obj: Obj) -> None:
             await response.write(_line(event_type, self._item_json(resource, obj, events_v1)))
@@ -363,56 +361,55 @@ class KubeAPI:
             if converted is not None:
                 await send(*converted)
 
-        try:
-            await response.prepare(request)
-            sent = 0
-            if since is None:
-                # rv "" or "0": start with the current state as synthetic ADDED events.
-                for obj in self.store.list(resource, namespace, matches, key_order=True):
-                    await send("ADDED", obj)
-                sent = int(self.store.resource_version)
-            else:
-                try:
-                    backlog = [c for c in self.store.replay(resource, since) if watcher.wants(c)]
-                except TooOld:
-                    await response.write(_gone_line(since))
-                    backlog = []
-                    timeout = 0
-                for change in backlog:
+        with self._running_long():
+            try:
+                await response.prepare(request)
+                sent = 0
+                if since is None:
+                    # rv "" or "0": start with the current state as synthetic ADDED events.
+                    for obj in self.store.list(resource, namespace, matches, key_order=True):
+                        await send("ADDED", obj)
+                    sent = int(self.store.resource_version)
+                else:
+                    try:
+                        backlog = [c for c in self.store.replay(resource, since) if watcher.wants(c)]
+                    except TooOld:
+                        await response.write(_gone_line(since))
+                        backlog = []
+                        timeout = 0
+                    for change in backlog:
+                        await send_change(change)
+                        sent = max(sent, change.rv)
+                loop = asyncio.get_running_loop()
+                deadline = loop.time() + timeout
+                next_bookmark = loop.time() + BOOKMARK_SECONDS / (self._speed() or 1.0)
+                while not self.closing:
+                    remaining = deadline - loop.time()
+                    if remaining <= 0:
+                        break
+                    transport = request.transport
+                    if transport is None or transport.is_closing():
+                        break
+                    if bookmarks and loop.time() >= next_bookmark and watcher.queue.empty():
+                        await response.write(_bookmark_line(resource, events_v1, self.store.resource_version))
+                        next_bookmark = loop.time() + BOOKMARK_SECONDS / (self._speed() or 1.0)
+                    wait = min(remaining, _CLOSE_CHECK_SECONDS)
+                    if bookmarks:
+                        wait = max(0.0, min(wait, next_bookmark - loop.time()))
+                    try:
+                        change = await asyncio.wait_for(watcher.queue.get(), wait)
+                    except asyncio.TimeoutError:
+                        continue
+                    if change.rv <= sent:
+                        continue  # already replayed
+                    sent = change.rv
                     await send_change(change)
-                    sent = max(sent, change.rv)
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + timeout
-            next_bookmark = loop.time() + BOOKMARK_SECONDS / (self._speed() or 1.0)
-            while not self.closing:
-                remaining = deadline - loop.time()
-                if remaining <= 0:
-                    break
-                transport = request.transport
-                if transport is None or transport.is_closing():
-                    break
-                if bookmarks and loop.time() >= next_bookmark and watcher.queue.empty():
-                    await response.write(_bookmark_line(resource, events_v1, self.store.resource_version))
-                    next_bookmark = loop.time() + BOOKMARK_SECONDS / (self._speed() or 1.0)
-                wait = min(remaining, _CLOSE_CHECK_SECONDS)
-                if bookmarks:
-                    wait = max(0.0, min(wait, next_bookmark - loop.time()))
-                try:
-                    change = await asyncio.wait_for(watcher.queue.get(), wait)
-                except asyncio.TimeoutError:
-                    continue
-                if change.rv <= sent:
-                    continue  # already replayed
-                sent = change.rv
-                await send_change(change)
-            await response.write_eof()
-        except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
-            # The client went away (or the server is stopping): nothing left to tell it.
-            pass
-        finally:
-            self.store.unsubscribe(watcher)
-            if task is not None:
-                self._watch_tasks.discard(task)
+                await response.write_eof()
+            except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
+                # The client went away (or the server is stopping): nothing left to tell it.
+                pass
+            finally:
+                self.store.unsubscribe(watcher)
         return response
 
     # -- create ----------------------------------------------------------------------
@@ -705,33 +702,28 @@ class KubeAPI:
         response = web.StreamResponse(status=200)
         response.content_type = "text/plain"
         response.enable_chunked_encoding()
-        task = asyncio.current_task()
-        if task is not None:
-            self._watch_tasks.add(task)
-        try:
-            await response.prepare(request)
-            await response.write(text)
-            written = len(pod_log.lines)
-            budget = None if limit_bytes is None else limit_bytes - len(text)
-            while not self.closing and not pod_log.closed and (budget is None or budget > 0):
-                transport = request.transport
-                if transport is None or transport.is_closing():
-                    break
-                await pod_log.wait(_CLOSE_CHECK_SECONDS)
-                if len(pod_log.lines) < written:  # the container restarted
-                    written = 0
-                more = podlogs.render(pod_log.lines[written:], None, budget, timestamps)
+        with self._running_long():
+            try:
+                await response.prepare(request)
+                await response.write(text)
                 written = len(pod_log.lines)
-                if more:
-                    await response.write(more)
-                    if budget is not None:
-                        budget -= len(more)
-            await response.write_eof()
-        except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            if task is not None:
-                self._watch_tasks.discard(task)
+                budget = None if limit_bytes is None else limit_bytes - len(text)
+                while not self.closing and not pod_log.closed and (budget is None or budget > 0):
+                    transport = request.transport
+                    if transport is None or transport.is_closing():
+                        break
+                    await pod_log.wait(_CLOSE_CHECK_SECONDS)
+                    if len(pod_log.lines) < written:  # the container restarted
+                        written = 0
+                    more = podlogs.render(pod_log.lines[written:], None, budget, timestamps)
+                    written = len(pod_log.lines)
+                    if more:
+                        await response.write(more)
+                        if budget is not None:
+                            budget -= len(more)
+                await response.write_eof()
+            except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
+                pass
         return response
 
     # -- pods/exec -------------------------------------------------------------------
@@ -754,11 +746,18 @@ class KubeAPI:
         refused = podexec.refusal(pod, request.query.get("container"))
         if refused is not None:
             return status_response(400, "BadRequest", refused)
+        with self._running_long():
+            return await podexec.run_exec(request, pod, command)
+
+    @contextmanager
+    def _running_long(self) -> Iterator[None]:
+        """While a long request (a watch, a followed log, an exec) runs, its task is kept,
+        so that ``close_watches`` can end it when the server stops."""
         task = asyncio.current_task()
         if task is not None:
             self._watch_tasks.add(task)
         try:
-            return await podexec.run_exec(request, pod, command)
+            yield
         finally:
             if task is not None:
                 self._watch_tasks.discard(task)
