@@ -16,8 +16,7 @@ from typing import Any
 from traitlets import Any as AnyTrait
 from traitlets import Dict as DictTrait
 from traitlets import List as ListTrait
-from traitlets import Unicode
-from traitlets import TraitError, Union, observe, validate
+from traitlets import TraitError, Unicode, Union, observe, validate
 from traitlets.config import LoggingConfigurable
 
 from richprogress.model.display import display_line
