@@ -315,8 +315,10 @@ export class TimelineRows {
     if (!this.scaleUp && saysScaleUp(record, this.view.quiet)) {
       this.scaleUp = true;
       // the FailedScheduling rows shown so far are answered now: refill them quiet
+      const answered = this.view.quiet.answeredReasons;
       for (const row of this.rows.values()) {
-        if (row.rpRecord && !this.queued.has(row.rpRecord.id)) this.queued.set(row.rpRecord.id, row.rpRecord);
+        const shown = row.rpRecord;
+        if (shown && answered.includes(shown.reason) && !this.queued.has(shown.id)) this.queued.set(shown.id, shown);
       }
     }
     if (!this.rows.has(record.id) && this.showOf(record) === "hidden") {
