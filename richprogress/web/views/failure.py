@@ -31,6 +31,7 @@ from richprogress.web.views.rows import (
     record_row,
     requested_row,
     row_floors,
+    row_shows,
 )
 from richprogress.web.views.rows import hint_label as label_of_hint
 
@@ -135,10 +136,13 @@ def failure_view(
     own_pod = own_pod or main_pod(records)
     owner = viewer_name is not None and viewer_name == user_name
     rows = [requested_row(timeline.started_at)]
+    # the records that get a row (story.quieted: "hidden" ones are only in the report)
+    shows = row_shows(records, diagnosis["record_id"])
+    shown = [r for r in records if shows[str(r.get("id"))] != "hidden"]
     # every record's floor, before folding: the clocks the live page shows
-    floors = row_floors(records, timeline.started_at)
+    floors = row_floors(shown, timeline.started_at)
     for item in fold_records(
-        records,  # type: ignore[arg-type]
+        shown,  # type: ignore[arg-type]
         FAILURE_PAGE_ROWS,
         decisive_id=diagnosis["record_id"],
     ):
@@ -151,6 +155,7 @@ def failure_view(
             timeline.started_at,
             floor=floors.get(str(item.get("id"))),
             own_pod=own_pod,
+            show=shows[str(item.get("id"))],
         )
         rows.append(_row_for_viewer(row, owner))
     phase = diagnosis["phase"]
