@@ -2,11 +2,11 @@
 within a deadline and a byte bound, never raising into the spawn.
 
 Which container and which run come from the pod's status as the pods reflector holds it
-(no extra request): the first container that terminated, is terminated now, or restarted
-(the notebook container first). A container that never ran has no log, and then nothing
-is read at all: an image that cannot be pulled costs no request. ``previous=True`` asks
-for the run before the last restart when the container is not terminated now but has
-been (a crash loop waiting to run again: its current run has written nothing yet).
+(no extra request): the first container that terminated or restarted (the notebook
+container first), else one that runs. A container that never ran has no log, and then
+nothing is read at all: an image that cannot be pulled costs no request. The latest run
+is read first (in a crash loop that is the run that just crashed, until the next one
+starts); ``previous=True`` only when that run wrote nothing and the container ran before.
 
 The answer is cut, cleaned and redacted once, here (``story.container_log``), before
 anything keeps it.
@@ -37,31 +37,34 @@ def _statuses(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def log_target(pod: Mapping[str, Any] | None, preferred: str = "notebook") -> tuple[str, bool] | None:
-    """``(container, previous)`` whose log tells why the pod failed, or None when no
-    container has run (nothing to read)."""
+    """``(container, restarted)`` whose log tells why the pod failed, or None when no
+    container has run (nothing to read). ``restarted``: it ran before its latest run, so
+    an empty latest run can be told by the one before (``previous``)."""
     if not pod:
         return None
     statuses = _statuses(pod)
     statuses.sort(key=lambda s: s.get("name") != preferred)
+    running: str | None = None
     for status in statuses:
         name = status.get("name")
         if not isinstance(name, str) or not name:
             continue
-        state = status.get("state") or {}
-        last = status.get("lastState") or {}
-        if isinstance(state, Mapping) and "terminated" in state:
-            return name, False
-        restarted = isinstance(last, Mapping) and "terminated" in last
-        if restarted or int(status.get("restartCount") or 0) > 0:
-            running = isinstance(state, Mapping) and "running" in state
-            # running again after a crash: this run's lines are the freshest (it may be
-            # the run the hub gave up on); waiting: only the previous run wrote anything
-            return name, not running
-    for status in statuses:
-        state = status.get("state") or {}
-        if isinstance(state, Mapping) and "running" in state and isinstance(status.get("name"), str):
-            return str(status["name"]), False  # it runs and never answered: what it says
-    return None
+        state = _mapping(status.get("state"))
+        last = _mapping(status.get("lastState"))
+        restarted = "terminated" in last or _count(status.get("restartCount")) > 0
+        if "terminated" in state or restarted:
+            return name, restarted
+        if "running" in state and running is None:
+            running = name  # it runs and never answered: what it says may tell why
+    return (running, False) if running is not None else None
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 async def read_container_log(
@@ -69,27 +72,36 @@ async def read_container_log(
     namespace: str,
     pod_name: str,
     container: str,
-    previous: bool,
+    restarted: bool,
     *,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> ContainerLog | None:
-    """The last lines of ``container``'s log (``previous``: of its run before the last
-    restart), kept as ``story.container_log`` says; None when it cannot be read within
-    ``timeout`` seconds or the API refuses (logged, never raised)."""
+    """The last lines of ``container``'s latest run (in a crash loop, the run that just
+    crashed: the kubelet serves it until the next one starts), or, when that run wrote
+    nothing and the container ``restarted``, of the run before (``previous``); kept as
+    ``story.container_log`` says. None when it cannot be read within ``timeout`` seconds
+    (both reads together) or the API refuses: logged, never raised."""
     try:
-        data = await asyncio.wait_for(_fetch(api, namespace, pod_name, container, previous, timeout), timeout)
+        return await asyncio.wait_for(_read(api, namespace, pod_name, container, restarted, timeout), timeout)
     except asyncio.TimeoutError:
         log.warning(
             "richprogress: the log of %s/%s (container %s) took over %g s to read; the failure goes on without it",
             namespace, pod_name, container, timeout,
         )  # fmt: skip
-        return None
     except Exception as exc:  # a 400 (no such run), a 403 (no pods/log permission), a drop
         log.info(
             "richprogress: could not read the log of %s/%s (container %s): %s",
             namespace, pod_name, container, getattr(exc, "status", None) or type(exc).__name__,
         )  # fmt: skip
-        return None
+    return None
+
+
+async def _read(api: Any, namespace: str, pod_name: str, container: str, restarted: bool, timeout: float) -> ContainerLog:
+    data = await _fetch(api, namespace, pod_name, container, False, timeout)
+    previous = False
+    if not data.strip() and restarted:
+        data = await _fetch(api, namespace, pod_name, container, True, timeout)
+        previous = True
     text = data[:READ_BYTES].decode("utf-8", "replace")
     filled = len(data) >= READ_BYTES or text.count("\n") >= MAX_LINES
     return container_log(container, previous, text, maybe_more=filled)

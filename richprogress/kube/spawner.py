@@ -296,9 +296,9 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         target = log_target(pod)
         if target is None:
             return  # no container ran: no log to read, no request
-        container, previous = target
+        container, restarted = target
         found = await read_container_log(
-            self.api, self.namespace, self.pod_name, container, previous, timeout=self.container_log_timeout
+            self.api, self.namespace, self.pod_name, container, restarted, timeout=self.container_log_timeout
         )
         if found is not None:
             timeline.container_log = dict(found)

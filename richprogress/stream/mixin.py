@@ -30,7 +30,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
-from traitlets import Bool, Dict, Enum, Float, Integer, Unicode, validate
+from traitlets import Bool, Dict, Float, Integer, Unicode, validate
 from traitlets.config import LoggingConfigurable
 
 from richprogress.model.display import display_line
@@ -185,9 +185,8 @@ class RichProgressMixin(LoggingConfigurable):
         """,
     )
 
-    show_container_log = Enum(
-        list(SHOW_SETTINGS),
-        default_value=DEFAULT_SHOW,
+    show_container_log = Unicode(
+        DEFAULT_SHOW,
         config=True,
         help="""
         Who sees the last lines of the failing container's log on the failure page.
@@ -215,6 +214,12 @@ class RichProgressMixin(LoggingConfigurable):
         """,
     )
     container_log_timeout.tag(allowed="seconds, 0 (do not read) to 30")
+
+    @validate("show_container_log")
+    def _check_show_log(self, proposal: Any) -> Any:
+        if proposal["value"] not in SHOW_SETTINGS:
+            raise refusal(self, "show_container_log", proposal["value"])
+        return proposal["value"]
 
     @validate("container_log_timeout")
     def _check_log_timeout(self, proposal: Any) -> Any:
