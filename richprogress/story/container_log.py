@@ -45,15 +45,16 @@ class ContainerLog(TypedDict):
     truncated: bool
 
 
-def clean_line(line: str) -> str:
-    """One log line as people may read it: no terminal escapes or control characters,
-    at most ``MAX_LINE_CHARS``, secrets redacted (after the escapes are gone, so a colour
-    code cannot split a secret from its name)."""
-    line = _CONTROLS.sub("", _ANSI.sub("", line.rstrip("\r")))
-    line = redact(line)
-    if len(line) > MAX_LINE_CHARS:
-        line = line[:MAX_LINE_CHARS] + "..."
-    return line
+def clean_text(text: str) -> str:
+    """Log text as people may read it: no terminal escapes or control characters (the
+    line ends stay), secrets redacted (after the escapes are gone, so a colour code
+    cannot split a secret from its name). Whole lines at once: one pass, not one a line."""
+    return redact(_CONTROLS.sub("", _ANSI.sub("", text)))
+
+
+def _cut(line: str) -> str:
+    # after redaction: a cut must not leave the first half of a secret unrecognised
+    return line[:MAX_LINE_CHARS] + "..." if len(line) > MAX_LINE_CHARS else line
 
 
 def container_log(container: str, previous: bool, text: str, *, maybe_more: bool = False) -> ContainerLog:
@@ -64,16 +65,18 @@ def container_log(container: str, previous: bool, text: str, *, maybe_more: bool
     if raw and raw[-1] == "":
         raw.pop()  # the newline that ends the last line
     truncated = maybe_more or len(raw) > MAX_LINES
+    cleaned = clean_text("\n".join(raw[-MAX_LINES:])).split("\n") if raw else []
     kept: list[str] = []
     size = 0
-    for line in reversed(raw[-MAX_LINES:]):
-        cleaned = clean_line(line)
-        truncated |= cleaned.endswith("...") and len(cleaned) > MAX_LINE_CHARS
-        size += len(cleaned.encode("utf-8", "replace")) + 1
+    for line in reversed(cleaned):
+        if len(line) > MAX_LINE_CHARS:
+            truncated = True
+            line = _cut(line)
+        size += len(line.encode("utf-8", "replace")) + 1
         if size > MAX_BYTES:
             truncated = True
             break
-        kept.append(cleaned)
+        kept.append(line)
     kept.reverse()
     return {"container": str(container)[:253], "previous": bool(previous), "lines": kept, "truncated": truncated}
 
@@ -83,7 +86,9 @@ def stored_container_log(value: Any) -> ContainerLog | None:
     older or edited row may hold anything); None when there is none."""
     if not isinstance(value, dict) or not isinstance(value.get("lines"), list):
         return None
-    lines = [clean_line(line) for line in value["lines"][-MAX_LINES:] if isinstance(line, str)]
+    given = [line.replace("\n", " ") for line in value["lines"][-MAX_LINES:] if isinstance(line, str)]
+    # one pass over them all, as when they were read (pages call this on each view)
+    lines = [_cut(line) for line in clean_text("\n".join(given)).split("\n")] if given else []
     return {
         "container": str(value.get("container") or "")[:253],
         "previous": value.get("previous") is True,
