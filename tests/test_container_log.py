@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -158,3 +159,91 @@ def test_a_bad_show_container_log_is_refused_naming_the_setting():
 
     with pytest.raises(TraitError, match=r"show_container_log.*'owner' \(owner and admins\), 'admins' or 'nobody'"):
         RichKubeSpawner(_mock=True, show_container_log="everyone")
+
+
+# -- richprogress explain --log ------------------------------------------------------------------
+
+OOM_EVENTS = Path(__file__).resolve().parent / "data" / "out-of-memory.events.json"
+
+
+def test_explain_shows_a_log_file_s_last_lines_redacted(tmp_path):
+    from test_cli import explain
+
+    log = tmp_path / "notebook.log"
+    lines = [f"line {i}" for i in range(60)] + [
+        f"\x1b[31mERROR\x1b[0m starting with JUPYTERHUB_API_TOKEN={TOKEN}",
+        "Authorization: Bearer eyJhbGciOi.J9.x",
+        "RuntimeError: the hub said 403",
+    ]
+    log.write_text("\n".join(lines) + "\n")
+    done = explain(OOM_EVENTS, "--log", log)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    tail = out.split(f"Last lines of {log}, earlier lines left out (secrets redacted):\n", 1)[1].splitlines()
+    assert tail[0] == "  line 23" and len(tail) == 40  # the last 40, in order
+    assert tail[-3:] == [
+        "  ERROR starting with JUPYTERHUB_API_TOKEN=[redacted]",
+        "  Authorization: Bearer [redacted]",
+        "  RuntimeError: the hub said 403",
+    ]
+    assert TOKEN not in out and "eyJhbGciOi" not in out and "\x1b" not in out
+    # the timeline and its verdict come first, as without --log
+    assert out.index("What went wrong:") < out.index("Last lines of")
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        pytest.param(["--json"], "--log goes with the readable timeline", id="with-json"),
+        pytest.param(["--diagnose"], "--log goes with the readable timeline", id="with-diagnose"),
+        pytest.param(["--log-is-missing"], "no such file", id="missing-file"),
+    ],
+)
+def test_explain_log_refusals_are_one_line(tmp_path, args, said):
+    from test_cli import explain
+
+    log = tmp_path / "n.log"
+    log.write_text("x\n")
+    if args == ["--log-is-missing"]:
+        done = explain(OOM_EVENTS, "--log", tmp_path / "nope.log")
+    else:
+        done = explain(OOM_EVENTS, "--log", log, *args)
+    assert done.returncode == 2 and said in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+class RefusingAPI:
+    """A CoreV1Api whose pods/log answers ``status`` (z2jh's hub role has no pods/log: 403)."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+    async def read_namespaced_pod_log(self, *args: Any, **kwargs: Any) -> Any:
+        status = self.status
+
+        class Response:
+            async def read(self) -> bytes:
+                return b'{"kind": "Status", "code": %d}' % status
+
+            def release(self) -> None:
+                pass
+
+        answer = Response()
+        answer.status = status  # type: ignore[attr-defined]
+        return answer
+
+
+async def test_a_hub_without_the_pods_log_permission_says_so_once(caplog):
+    from richprogress.kube import container_log as reader
+
+    reader._told_forbidden = False
+    with caplog.at_level("INFO", logger="richprogress"):
+        for _ in range(3):
+            assert await reader.read_container_log(RefusingAPI(403), "ns", "jupyter-a", "notebook", True) is None
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [
+        (
+            "richprogress: the hub may not read pods/log (403), so failure pages show no container log;"
+            " grant its service account 'get' on pods/log to show it (docs/container-log.md)"
+        )
+    ]
+    assert await reader.read_container_log(RefusingAPI(400), "ns", "jupyter-a", "notebook", False) is None

@@ -89,11 +89,27 @@ async def read_container_log(
             namespace, pod_name, container, timeout,
         )  # fmt: skip
     except Exception as exc:  # a 400 (no such run), a 403 (no pods/log permission), a drop
+        status = getattr(exc, "status", None)
+        if status == 403 and not _told_forbidden:
+            _say_forbidden()
         log.info(
             "richprogress: could not read the log of %s/%s (container %s): %s",
-            namespace, pod_name, container, getattr(exc, "status", None) or type(exc).__name__,
+            namespace, pod_name, container, status or type(exc).__name__,
         )  # fmt: skip
     return None
+
+
+_told_forbidden = False
+
+
+def _say_forbidden() -> None:
+    """Once per hub process: the hub's role lacks ``pods/log`` (z2jh's does by default)."""
+    global _told_forbidden
+    _told_forbidden = True
+    log.warning(
+        "richprogress: the hub may not read pods/log (403), so failure pages show no container log;"
+        " grant its service account 'get' on pods/log to show it (docs/container-log.md)"
+    )
 
 
 async def _read(api: Any, namespace: str, pod_name: str, container: str, restarted: bool, timeout: float) -> ContainerLog:
