@@ -116,8 +116,11 @@ async def _read(api: Any, namespace: str, pod_name: str, container: str, restart
     data = await _fetch(api, namespace, pod_name, container, False, timeout)
     previous = False
     if not data.strip() and restarted:
-        data = await _fetch(api, namespace, pod_name, container, True, timeout)
-        previous = True
+        try:
+            data = await _fetch(api, namespace, pod_name, container, True, timeout)
+            previous = True
+        except LogRefused:
+            pass  # no run before it the kubelet still has: the latest run's (empty) log
     text = data[:READ_BYTES].decode("utf-8", "replace")
     filled = len(data) >= READ_BYTES or text.count("\n") >= MAX_LINES
     return container_log(container, previous, text, maybe_more=filled)
