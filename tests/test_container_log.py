@@ -247,3 +247,31 @@ async def test_a_hub_without_the_pods_log_permission_says_so_once(caplog):
         )
     ]
     assert await reader.read_container_log(RefusingAPI(400), "ns", "jupyter-a", "notebook", False) is None
+
+
+async def test_the_hub_s_timeout_cancelling_start_still_keeps_the_last_lines(tmp_path):
+    """JupyterHub's own start timeout cancels ``start()`` (``asyncio.wait_for``): the pod is
+    still there, its log is read within the deadline, and the timeline ends failed."""
+    async with rich_cluster(tmp_path, 50) as cluster:
+        spawner = make_spawner(cluster, "alice", "out-of-memory", start_timeout=60, fail_fast=False)
+        async with crashing_container(cluster, spawner.pod_name) as runs:
+            start = asyncio.ensure_future(spawner.start())
+            await asyncio.sleep(0)
+
+            def crashed() -> bool:
+                timeline = spawner.spawn_timeline
+                return bool(runs) and any(r.get("reason") == "OOMKilled" for r in timeline.records())
+
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 20
+            while not crashed():
+                assert loop.time() < deadline, "the container never crashed"
+                await asyncio.sleep(0.02)
+            start.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await start
+        timeline = spawner.spawn_timeline
+        assert timeline.outcome == "failed"
+        assert timeline.container_log is not None
+        assert timeline.container_log["lines"][-1].startswith("RuntimeError: could not reach the hub")
+        await spawner.stop(now=True)
