@@ -37,6 +37,7 @@ from kubespawner import KubeSpawner
 from kubespawner.reflector import ResourceReflector
 from traitlets import Bool, Callable, Float, List, TraitError, Union, validate
 
+from richprogress.kube.container_log import log_target, read_container_log
 from richprogress.kube.event_index import POD, PVC, EventIndex
 from richprogress.kube.followed import (
     FOLLOWED,
@@ -282,6 +283,26 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         """Start as KubeSpawner does, keeping the timeline (see ``RichProgressMixin``)."""
         self._rp_options_loaded = False
         return await super().start()
+
+    # -- the container's last words (logic in richprogress.kube.container_log) -------------
+
+    async def _rp_last_words(self, timeline: SpawnTimeline) -> None:
+        """Read the failing container's last log lines into ``timeline.container_log``
+        (redacted), when a container ran and someone may see them; within
+        ``container_log_timeout``."""
+        if self.show_container_log == "nobody" or self.container_log_timeout <= 0:
+            return
+        reflector = self.pod_reflector
+        pod = reflector.pods.get(f"{self.namespace}/{self.pod_name}") if reflector is not None else None
+        target = log_target(pod)
+        if target is None:
+            return  # no container ran: no log to read, no request
+        container, restarted = target
+        found = await read_container_log(
+            self.api, self.namespace, self.pod_name, container, restarted, timeout=self.container_log_timeout
+        )
+        if found is not None:
+            timeline.container_log = dict(found)
 
     # -- the pump's source: indexed events ------------------------------------------------------
 
