@@ -18,7 +18,7 @@ import re
 #: "right after it started": the container ran less than this many seconds
 SOON_SECONDS = 10
 
-#: the container ran for at most this long: the kubelet's own words would not say more
+#: the longest last line quoted: a sentence, not a log (the log is on the page below)
 _LAST_WORDS_LIMIT = 200
 
 # runc and docker: exec: "jupyterhub-singleuser": executable file not found in $PATH
@@ -26,6 +26,9 @@ _EXEC_MISSING = re.compile(r'exec: \\?"(?P<program>[^"\\]{1,200})\\?": executabl
 # runc: exec: "/bin/sh": stat /bin/sh: no such file or directory
 _STAT_MISSING = re.compile(r"(?:stat|exec) (?P<path>/[^:\s\"]{1,300}): no such file or directory")
 _NOT_EXECUTABLE = re.compile(r"permission denied|not executable|exec format error", re.IGNORECASE)
+
+#: the links of runc's error chain before the reason itself
+_RUNTIME_CHAIN = ("unable to start container process: ", "error during container init: ")
 
 #: the reasons the runtime gives when it could not run the container's command at all
 CANNOT_RUN = frozenset({"ContainerCannotRun", "StartError"})
@@ -43,6 +46,11 @@ def last_words(detail: str) -> str:
     if not lines:
         return ""
     line = lines[-1]
+    # a runtime's error is a chain, "failed to create containerd task: failed to create shim
+    # task: OCI runtime create failed: runc create failed: ... : <why>: unknown": the why is last
+    for step in _RUNTIME_CHAIN:
+        line = line.rpartition(step)[2] or line
+    line = line.removesuffix(": unknown")
     return line if len(line) <= _LAST_WORDS_LIMIT else line[: _LAST_WORDS_LIMIT - 3].rstrip() + "..."
 
 
@@ -88,9 +96,10 @@ def exit_sentence(
     if code == 126 or (why in CANNOT_RUN and _NOT_EXECUTABLE.search(detail[:4000])):
         return f"{whose} command is in its image but cannot be run (not executable){tries}"
     if why in CANNOT_RUN:
-        coded = f" (exit code {code})" if code is not None else ""
+        facts = ([f"exit code {code}"] if code is not None else []) + ([f"{times} tries"] if times >= 2 else [])
         said = last_words(detail)
-        return f"{whose} container could not be run{coded}{tries}" + (f": {said}" if said else "")
+        facts_said = f" ({', '.join(facts)})" if facts else ""
+        return f"{whose} container could not be run{facts_said}" + (f": {said}" if said else "")
     program = "The server's program" if container in ("", "notebook") else f"The program of the {container} container"
     sentence = f"{program} exited with code {code}" if code is not None else f"{program} stopped with an error"
     if ran is not None and 0 <= ran < SOON_SECONDS:
