@@ -56,8 +56,8 @@ PULLING = [
 def test_the_server_never_answered() -> None:
     found = diagnose(STARTED, f"Spawn failed: {HUB_NO_ANSWER}")
     assert found["summary"] == (
-        "The server's container is running, but the notebook server in it never answered at "
-        "http://10.1.2.3:8888 within 30 s (it may listen on another port or address, or still be loading)."
+        "The server's container is running, but the notebook server in it never answered the hub on port 8888 "
+        "of 10.1.2.3 within 30 s (it may listen on another port or address, or still be loading)."
     )
     assert found["hint"] == HINT_NO_ANSWER and found["record_id"] is None
     assert failure_cause(STARTED, None, HUB_NO_ANSWER) == TIMEOUT

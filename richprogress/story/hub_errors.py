@@ -72,11 +72,17 @@ def limit_words(seconds: float | None) -> str:
 
 def no_answer_sentence(error: HubError) -> str:
     """The hub's HTTP check never got an answer: the container runs (KubeSpawner saw it
-    start), the server in it did not answer where the hub asked."""
-    where = f" at {error.address}" if error.address else ""
+    start), the server in it did not answer where the hub asked. The address is said as
+    "port 8888 of 10.1.2.3", which reads whole even where the failure page sets a URL
+    apart on its own line."""
+    parts = urlsplit(error.address) if error.address else None
+    where = ""
+    if parts is not None and parts.hostname:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        where = f" on port {port} of {parts.hostname}"
     return (
-        f"The server's container is running, but the notebook server in it never answered{where} within "
-        f"{limit_words(error.seconds)} (it may listen on another port or address, or still be loading)."
+        f"The server's container is running, but the notebook server in it never answered the hub{where} "
+        f"within {limit_words(error.seconds)} (it may listen on another port or address, or still be loading)."
     )
 
 
