@@ -18,7 +18,12 @@ from typing import Any, TypedDict
 
 from richprogress.model.records import SEVERITIES, EventRecord
 from richprogress.story.hints import HINT_RETRY, PHASE_HINTS, TIMEOUT_HINTS, timeout_sentence
-from richprogress.story.hub_errors import HINT_NO_ANSWER, limit_words, no_answer_sentence, read_hub_error
+from richprogress.story.hub_errors import (
+    HINT_NO_ANSWER,
+    limit_words,
+    no_answer_sentence,
+    read_hub_error,
+)
 from richprogress.story.known_failures import (
     ERROR_BONUS,
     READ_CAUSE_WEIGHT,

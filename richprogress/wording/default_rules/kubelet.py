@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from richprogress.wording.container_exits import exit_hint, exit_sentence
 from richprogress.wording.decisive_facts import (
     admission_fact,
     container_error_sentence,
     eviction_fact,
     sandbox_problem,
 )
-from richprogress.wording.container_exits import exit_hint, exit_sentence
 from richprogress.wording.default_rules.patterns import CONTAINER, DETAIL
 
 _RESOURCE_WORDS = {
