@@ -337,11 +337,15 @@ async def test_never_answers_listens_on_another_port(tmp_path):
             await session.post(PODS, json=pod_body("jupyter-nell", scenario="never-answers"))
         await wait_until(lambda: _ready(cluster.pod("jupyter-nell")))
         ip = cluster.pod("jupyter-nell")["status"]["podIP"]
+        # the pod's own stand-in listens on the scenario's port, not the pod's notebook port
+        # (what else listens on 127.0.0.x:8888 on a shared machine is not the pod's)
+        standin = cluster.kubelet.runs[("default", "jupyter-nell")].standin
+        assert standin is not None and (standin.ip, standin.port) == (ip, 18888)
         async with aiohttp.ClientSession() as client:
-            with pytest.raises(aiohttp.ClientConnectionError):
-                await client.get(f"http://{ip}:8888/user/jupyter-nell/api")
             async with client.get(f"http://{ip}:18888/user/jupyter-nell/api") as response:
                 assert response.status == 200
+                assert (await response.json())["pod"] == "jupyter-nell"
+        assert standin.requests == ["/user/jupyter-nell/api"]
 
 
 @pytest.mark.parametrize(
