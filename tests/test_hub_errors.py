@@ -22,7 +22,7 @@ from richprogress.story.diagnosis import diagnose
 from richprogress.story.hints import HINT_SLOW_IMAGE, timeout_sentence
 from richprogress.story.hub_errors import HINT_NO_ANSWER, limit_words, read_hub_error
 from richprogress.story.verdict import decide
-from richprogress.stream.spawn_end import failure_message
+from richprogress.stream.spawn_end import failure_message, no_answer_message
 
 HELDOUT = json.loads((Path(__file__).parent / "data" / "heldout-exits.json").read_text(encoding="utf-8"))
 
@@ -121,3 +121,14 @@ def test_heldout_hub_errors(capsys: pytest.CaptureFixture[str]) -> None:
         print(f"\nheld-out hub errors: {right}/{total} read right, {len(wrong)} wrong, "
               f"{len(missed)} not read ({', '.join(missed)})")
     assert wrong == []
+
+
+def test_the_spawner_words_the_hub_check_that_got_no_answer_as_the_hub_does() -> None:
+    # start() returned, then the hub stopped the server: after its http_timeout, it gave up
+    text = no_answer_message("http://10.1.2.3:8888/user/x/", 30, 30.2)
+    assert text == HUB_NO_ANSWER
+    error = read_hub_error(text)
+    assert error is not None and (error.kind, error.seconds, error.address) == ("no-answer", 30, "http://10.1.2.3:8888")
+    # stopped well before the limit: a person stopped it, not the check
+    assert no_answer_message("http://10.1.2.3:8888/user/x/", 30, 4.0) is None
+    assert no_answer_message(None, 30, 31.0) is None
