@@ -423,6 +423,13 @@ def test_docker_hub_names_are_normalized_like_containerd():
         ),
         pytest.param({"name": "x", "outcome": "ready", "steps": [{"delay": 1, "sleep": 2}]}, "unknown key(s) ['sleep']", id="unknown-step-key"),
         pytest.param({"name": "x", "outcome": "ready", "steps": [{"delay": 1}], "loop": {"from": 3}}, "loop.from", id="loop-out-of-range"),
+        pytest.param({"name": "x", "outcome": "ready", "steps": [{"delay": 1, "pod": {"container": {
+            "state": "terminated", "log": ["Traceback in {imgae}"]}}}]},
+            "steps[0].pod.container.log[0]: unknown placeholder {imgae}", id="typo-in-log-line"),
+        pytest.param({"name": "x", "outcome": "ready", "steps": [{"delay": 1, "pod": {"container": {
+            "state": "running", "listen_port": 70000}}}]}, "steps[0].pod.container.listen_port", id="bad-port"),
+        pytest.param({"name": "x", "outcome": "ready", "steps": [{"delay": 1, "pod": {"container": {
+            "state": "running", "never_ran": True}}}]}, "steps[0].pod.container.never_ran", id="never-ran-while-running"),
     ],
 )
 def test_bad_scenarios_are_rejected_with_the_place(data, complaint):
