@@ -186,7 +186,7 @@ PULL_FAILURE_UID = "3ad4568c-f954-4f97-9b6c-c69c8f7d17fd"
         ),
         pytest.param(
             "gcp-pod-requires-scale-up",
-            "did not start within the time limit while downloading the software image",
+            "The server was still pulling its image when the start time limit ran out",
             "image",
             None,
             id="cut-off-while-pulling-scheduling-warnings-overcome",

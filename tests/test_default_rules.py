@@ -530,15 +530,15 @@ CASES = [
     pytest.param(
         ev("Error", "Container notebook terminated: Error (exit code 1)", component="richprogress",
            field_path=NOTEBOOK, type=W),
-        "The notebook container stopped with an error (exit code 1)", "error", "starting",
+        "The server's program exited with code 1", "error", "starting",
         id="container-terminated-error",
     ),
     pytest.param(
         ev("ContainerCannotRun", 'Container notebook terminated: ContainerCannotRun (exit code 128): exec: '
            '"jupyterhub-singleuser": executable file not found in $PATH', component="richprogress",
            field_path=NOTEBOOK, type=W),
-        "The notebook container could not be run (exit code 128)", "error", "starting",
-        id="container-cannot-run",
+        "The command jupyterhub-singleuser is not in the server's image, so it could not start", "error",
+        "starting", id="container-cannot-run",
     ),
     pytest.param(
         ev("OOMKilling", "Memory cgroup out of memory: Killed process 4242 (python3) total-vm:8123456kB, "

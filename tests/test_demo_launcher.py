@@ -156,6 +156,10 @@ def test_every_shipped_scenario_is_a_profile() -> None:
         "volume-provisioning",
         "out-of-memory",
         "custom-image",
+        "crash-on-start",
+        "missing-singleuser",
+        "never-answers",
+        "slow-pull-timeout",
     } <= slugs
 
 

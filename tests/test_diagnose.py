@@ -324,14 +324,14 @@ DOWNGRADED_WARNING = [
 ]
 NO_SEVERITY = [{**DOWNGRADED_WARNING[1], "severity": None}]
 
-TIMEOUT_SENTENCE = "Your server did not start within the time limit while {}."
+TIMEOUT_SENTENCE = "{} when the start time limit ran out."
 
 DIAGNOSE_CASES = [
     pytest.param(
         DOWNGRADED_WARNING,
         "",
         {
-            "summary": TIMEOUT_SENTENCE.format("downloading the software image"),
+            "summary": TIMEOUT_SENTENCE.format("The server was still pulling its image"),
             "hint": HINT_SLOW_IMAGE,
             "phase": "image",
             "record_id": None,
@@ -403,7 +403,7 @@ DIAGNOSE_CASES = [
         HUB_TIMEOUT_ONLY_NORMAL,
         "Spawn failed: ",
         {
-            "summary": TIMEOUT_SENTENCE.format("downloading the software image"),
+            "summary": TIMEOUT_SENTENCE.format("The server was still pulling its image"),
             "hint": HINT_SLOW_IMAGE,
             "phase": "image",
             "record_id": None,
@@ -414,7 +414,7 @@ DIAGNOSE_CASES = [
         HUB_TIMEOUT_ONLY_NORMAL[1:],
         "",
         {
-            "summary": TIMEOUT_SENTENCE.format("downloading the software image"),
+            "summary": TIMEOUT_SENTENCE.format("The server was still pulling its image"),
             "hint": HINT_SLOW_IMAGE,
             "phase": "image",
             "record_id": None,
@@ -425,7 +425,7 @@ DIAGNOSE_CASES = [
         HUB_TIMEOUT_ONLY_NORMAL[:2],
         "Spawn failed:  ",
         {
-            "summary": TIMEOUT_SENTENCE.format("adding a machine to the cluster"),
+            "summary": TIMEOUT_SENTENCE.format("The server was still waiting for a new machine to join the cluster"),
             "hint": HINT_RETRY,
             "phase": "scaling",
             "record_id": None,
@@ -436,7 +436,7 @@ DIAGNOSE_CASES = [
         [],
         "",
         {
-            "summary": TIMEOUT_SENTENCE.format("requesting a server"),
+            "summary": TIMEOUT_SENTENCE.format("The cluster had not begun to start the server"),
             "hint": HINT_RETRY,
             "phase": "requested",
             "record_id": None,
@@ -445,14 +445,26 @@ DIAGNOSE_CASES = [
     ),
     pytest.param(
         [],
-        "Spawn failed: Spawn failed: pod jupyter-alice did not start in 300 seconds!",
+        "Spawn failed: Spawn failed: the spawner could not reach the Kubernetes API",
         {
-            "summary": "Pod jupyter-alice did not start in 300 seconds!",
+            "summary": "The spawner could not reach the Kubernetes API",
             "hint": HINT_RETRY,
             "phase": "requested",
             "record_id": None,
         },
         id="no-records-exception-message-cleaned",
+    ),
+    pytest.param(
+        [],
+        "Spawn failed: Spawn failed: pod jupyter-alice did not start in 300 seconds!",
+        {
+            # KubeSpawner's own start timeout: the limit, and where the spawn was, not "did not start"
+            "summary": "The cluster had not begun to start the server when the 5 min start limit ran out.",
+            "hint": HINT_RETRY,
+            "phase": "requested",
+            "record_id": None,
+        },
+        id="no-records-kubespawner-timeout-names-the-limit",
     ),
     pytest.param(
         WITH_RULE_HINT,
@@ -914,7 +926,7 @@ SCENARIO_EVENTS = {
         pytest.param(
             "volume-provisioning-cut-off",
             "",
-            "did not start within the time limit while preparing storage",
+            "The server was still waiting for its storage when the start time limit ran out",
             "volume",
             None,
             id="volume-timeout",

@@ -223,7 +223,7 @@ TERMINATION_CASES = [
                         "lastState": {"terminated": {"reason": "OOMKilled", "exitCode": 137}}},
      ("OOMKilled", 3, "Container notebook was killed because it ran out of memory (exit code 137, memory limit 1Gi)")),
     ("error-exit-code", {"restartCount": 1, "state": {"terminated": {"reason": "Error", "exitCode": 2}}},
-     ("Error", 2, "Container notebook terminated: Error (exit code 2)")),
+     ("Error", 2, "Container notebook terminated: Error (exit code 2, 2 times)")),
     ("cannot-run", {"restartCount": 0, "state": {"terminated": {
         "reason": "ContainerCannotRun", "exitCode": 128, "message": "exec: \"x\": not found\n"}}},
      ("ContainerCannotRun", 1, 'Container notebook terminated: ContainerCannotRun (exit code 128): exec: "x": not found')),

@@ -160,7 +160,7 @@ def test_a_timeout_after_the_recovered_pull_blames_the_time_not_the_pull() -> No
     # the hub's timeout struck while the container was being created: not "does not exist"
     found = diagnose(FAILED_PULL + [PULLED], "")  # type: ignore[arg-type]
     assert found["record_id"] is None
-    assert found["summary"] == "Your server did not start within the time limit while downloading the software image."
+    assert found["summary"] == "The server was still pulling its image when the start time limit ran out."
 
 
 def test_flaky_pull_at_real_timing_the_banner_goes_with_the_pulled() -> None:

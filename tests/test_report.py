@@ -291,7 +291,7 @@ def test_report_without_records_still_reads() -> None:
     timeline.finish("failed", "Spawn failed: ")
     text = render_report_text(timeline.to_dict(), user="alice", server_name="")
     assert (
-        "What went wrong: Your server did not start within the time limit while requesting a server."
+        "What went wrong: The cluster had not begun to start the server when the start time limit ran out."
         in text
     )
     assert "Timeline:\n  (no events)" in text

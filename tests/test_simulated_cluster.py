@@ -19,6 +19,7 @@ from cluster_fixtures import make_kubespawner, pod_body, running_cluster, wait_u
 
 from richprogress.demo.cluster import SCENARIO_ANNOTATION, ScenarioError, scenario_names
 from richprogress.demo.cluster.scenarios import (
+    builtin_scenarios,
     choose_scenario,
     load_registry,
     normalize_image,
@@ -179,6 +180,11 @@ SCENARIO_TABLE = {
     "operator": (["Reconciling", "Created", "Created", "Reconciled", "Scheduled", "Pulling", "Pulled",
                   "Created", "Started"], True),
     "operator-error": (["Reconciling", "ReconcileError"], False),
+    "crash-on-start": (["Scheduled", "Pulled", "Created", "Started", "BackOff"], False),
+    "missing-singleuser": (["Scheduled", "Pulled", "Created", "Failed", "BackOff"], False),
+    # ready as far as Kubernetes knows: only the hub's HTTP check finds nobody answering
+    "never-answers": (["Scheduled", "Pulled", "Created", "Started"], True),
+    "slow-pull-timeout": (["Scheduled", "Pulling"], False),
 }
 
 
@@ -223,6 +229,10 @@ async def test_scenario_plays_real_events_and_status(tmp_path, scenario):
                 assert response.status == 201
         if becomes_ready:
             await wait_until(lambda: _ready(cluster.pod("jupyter-erin")))
+        elif builtin_scenarios()[scenario].loop is None:
+            # never ready and no retries (a pull that takes longer than anyone waits)
+            await wait_until(lambda: len(cluster.store.list("events")) >= len(reasons))
+            assert not _ready(cluster.pod("jupyter-erin"))
         else:
             # never ready: wait until the kubelet repeats itself (an event's count grows)
             await wait_until(
@@ -267,6 +277,75 @@ async def test_out_of_memory_container_is_oom_killed_then_backs_off(tmp_path):
         backoff = [e for e in cluster.events_for("jupyter-fay") if e["reason"] == "BackOff"]
         assert backoff[0]["type"] == "Warning"
         assert backoff[0]["message"].startswith("Back-off restarting failed container notebook in pod jupyter-fay_default(")
+
+
+def _notebook_status(cluster, name):
+    pod = cluster.pod(name) or {}
+    return (pod.get("status", {}).get("containerStatuses") or [{}])[0]
+
+
+async def test_crash_on_start_exits_restarts_and_leaves_its_traceback(tmp_path):
+    from richprogress.kube.pod_status import container_terminations
+    from richprogress.wording.formatter import EventFormatter
+
+    async with running_cluster(tmp_path, speed=100) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            await session.post(PODS, json=pod_body("jupyter-cora", scenario="crash-on-start"))
+            # as the kubelet shows a crash loop: waiting in CrashLoopBackOff, the last run in lastState
+            status = await wait_until(lambda: (lambda s: s if s.get("restartCount", 0) >= 2
+                                               and "waiting" in s.get("state", {}) else None)(
+                _notebook_status(cluster, "jupyter-cora")))
+            async with session.get(f"{PODS}/jupyter-cora/log", params={"previous": "true"}) as response:
+                previous_log = await response.text()
+        assert status["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+        last = status["lastState"]["terminated"]
+        assert (last["reason"], last["exitCode"]) == ("Error", 1)
+        # it ran from when it started to when it exited: startedAt is that run's start
+        assert "1970" not in last["startedAt"] and last["startedAt"] <= last["finishedAt"]
+        assert previous_log.rstrip().endswith("ModuleNotFoundError: No module named 'jupyterlab_git'")
+        assert "Traceback (most recent call last):" in previous_log
+        (event,) = container_terminations(cluster.pod("jupyter-cora"))
+        record = EventFormatter().format_event(event)
+        assert record["message"].startswith("The server's program exited with code 1 right after it started, ")
+
+
+async def test_missing_singleuser_is_a_start_error_as_containerd_reports_it(tmp_path):
+    from richprogress.kube.pod_status import container_terminations
+    from richprogress.wording.formatter import EventFormatter
+
+    async with running_cluster(tmp_path, speed=100) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            await session.post(PODS, json=pod_body("jupyter-milo", scenario="missing-singleuser"))
+        status = await wait_until(lambda: (lambda s: s if s.get("restartCount", 0) >= 1
+                                           and "waiting" in s.get("state", {}) else None)(
+            _notebook_status(cluster, "jupyter-milo")))
+        last = status["lastState"]["terminated"]
+        assert (last["reason"], last["exitCode"]) == ("StartError", 128)
+        assert last["startedAt"] == "1970-01-01T00:00:00Z"  # it never ran
+        assert 'exec: "jupyterhub-singleuser": executable file not found in $PATH' in last["message"]
+        failed = [e for e in cluster.events_for("jupyter-milo") if e["reason"] == "Failed"]
+        assert failed[0]["message"].startswith("Error: failed to create containerd task: ")
+        (event,) = container_terminations(cluster.pod("jupyter-milo"))
+        record = EventFormatter().format_event(event)
+        assert record["message"].startswith(
+            "The command jupyterhub-singleuser is not in the server's image, so it could not start")
+
+
+async def test_never_answers_listens_on_another_port(tmp_path):
+    async with running_cluster(tmp_path, speed=100) as cluster:
+        async with aiohttp.ClientSession(cluster.url) as session:
+            await session.post(PODS, json=pod_body("jupyter-nell", scenario="never-answers"))
+        await wait_until(lambda: _ready(cluster.pod("jupyter-nell")))
+        ip = cluster.pod("jupyter-nell")["status"]["podIP"]
+        # the pod's own stand-in listens on the scenario's port, not the pod's notebook port
+        # (what else listens on 127.0.0.x:8888 on a shared machine is not the pod's)
+        standin = cluster.kubelet.runs[("default", "jupyter-nell")].standin
+        assert standin is not None and (standin.ip, standin.port) == (ip, 18888)
+        async with aiohttp.ClientSession() as client:
+            async with client.get(f"http://{ip}:18888/user/jupyter-nell/api") as response:
+                assert response.status == 200
+                assert (await response.json())["pod"] == "jupyter-nell"
+        assert standin.requests == ["/user/jupyter-nell/api"]
 
 
 @pytest.mark.parametrize(
@@ -344,6 +423,13 @@ def test_docker_hub_names_are_normalized_like_containerd():
         ),
         pytest.param({"name": "x", "outcome": "ready", "steps": [{"delay": 1, "sleep": 2}]}, "unknown key(s) ['sleep']", id="unknown-step-key"),
         pytest.param({"name": "x", "outcome": "ready", "steps": [{"delay": 1}], "loop": {"from": 3}}, "loop.from", id="loop-out-of-range"),
+        pytest.param({"name": "x", "outcome": "ready", "steps": [{"delay": 1, "pod": {"container": {
+            "state": "terminated", "log": ["Traceback in {imgae}"]}}}]},
+            "steps[0].pod.container.log[0]: unknown placeholder {imgae}", id="typo-in-log-line"),
+        pytest.param({"name": "x", "outcome": "ready", "steps": [{"delay": 1, "pod": {"container": {
+            "state": "running", "listen_port": 70000}}}]}, "steps[0].pod.container.listen_port", id="bad-port"),
+        pytest.param({"name": "x", "outcome": "ready", "steps": [{"delay": 1, "pod": {"container": {
+            "state": "running", "never_ran": True}}}]}, "steps[0].pod.container.never_ran", id="never-ran-while-running"),
     ],
 )
 def test_bad_scenarios_are_rejected_with_the_place(data, complaint):

@@ -81,7 +81,7 @@ def test_after_the_end() -> None:
     assert stopped.state == "stopped" and stopped.cause is None
     failed = decide([], outcome="failed", failure_message="Spawn failed: ")
     assert failed.state == "failed" and failed.cause is not None
-    assert failed.cause.summary.startswith("Your server did not start within the time limit")
+    assert failed.cause.summary == "The cluster had not begun to start the server when the start time limit ran out."
 
 
 @pytest.mark.parametrize("state", STATES)

@@ -144,6 +144,29 @@ c.KubeSpawner.profile_list = [
         "richprogress ends the start.",
     ),
     _scenario(
+        "crash-on-start",
+        "Crashes at start",
+        "The server exits with code 1 right after it starts (a Python traceback in its log) and "
+        "the cluster restarts it; once it has exited twice, richprogress ends the start.",
+    ),
+    _scenario(
+        "missing-singleuser",
+        "Image without jupyterhub-singleuser",
+        "The image has no jupyterhub-singleuser command: the container cannot start "
+        "(StartError, exit code 128); once it has failed twice, richprogress ends the start.",
+    ),
+    _scenario(
+        "never-answers",
+        "Server never answers",
+        "The container runs, but its server listens on another port: the hub's check never gets "
+        "an answer, and its http_timeout ends the start.",
+    ),
+    _scenario(
+        "slow-pull-timeout",
+        "Download outlasts the limit",
+        "A large image is still downloading when the start time limit runs out.",
+    ),
+    _scenario(
         "operator",
         "Operator",
         "An operator reconciles a JupyterServer custom resource and reports on it before "

@@ -8,6 +8,7 @@ into core/v1-shaped Warning events, so the formatter words them like any other e
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from richprogress.kube.event_index import POD
@@ -20,8 +21,25 @@ _FAILED_TERMINATIONS = frozenset({"OOMKilled", "ContainerCannotRun", "StartError
 STATUS_COMPONENT = "richprogress"
 
 
-def _termination_message(container: str, terminated: Mapping[str, Any], limit: Any) -> str:
-    """The raw message of a synthesized termination event, in the kubelet's plain style."""
+def _seconds_ran(terminated: Mapping[str, Any]) -> int | None:
+    """Whole seconds from ``startedAt`` to ``finishedAt``; None when the status does not
+    show it. containerd stamps a container that never started (``StartError``) with the
+    zero time, 1970-01-01: that is no start time."""
+    try:
+        started = datetime.fromisoformat(str(terminated.get("startedAt")).replace("Z", "+00:00"))
+        finished = datetime.fromisoformat(str(terminated.get("finishedAt")).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if started.year <= 1970:
+        return None
+    ran = (finished - started).total_seconds()
+    return int(ran) if ran >= 0 else None
+
+
+def _termination_message(container: str, terminated: Mapping[str, Any], limit: Any, times: int = 1) -> str:
+    """The raw message of a synthesized termination event, in the kubelet's plain style:
+    ``Container notebook terminated: Error (exit code 1, ran 2 s, 5 times): <its message>``
+    (how long it ran when the status shows it, how often when more than once)."""
     reason = str(terminated.get("reason") or "")
     code = terminated.get("exitCode")
     if reason == "OOMKilled":
@@ -30,10 +48,17 @@ def _termination_message(container: str, terminated: Mapping[str, Any], limit: A
             details.append(f"memory limit {limit}")
         suffix = f" ({', '.join(details)})" if details else ""
         return f"Container {container} was killed because it ran out of memory{suffix}"
+    facts = [f"exit code {code}"] if code is not None else []
+    ran = _seconds_ran(terminated)
+    if ran is not None:
+        facts.append(f"ran {ran} s")
+    if times >= 2:
+        facts.append(f"{times} times")
     message = f"Container {container} terminated: {reason or 'Error'}"
-    if code is not None:
-        message += f" (exit code {code})"
-    detail = " ".join(str(terminated.get("message") or "").split())
+    if facts:
+        message += f" ({', '.join(facts)})"
+    # the message's lines kept (a traceback's last line is its error), trailing space gone
+    detail = "\n".join(line.rstrip() for line in str(terminated.get("message") or "").strip().splitlines())
     return f"{message}: {detail}" if detail else message
 
 
@@ -100,7 +125,7 @@ def container_terminations(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
                     },
                     "type": "Warning",
                     "reason": reason,
-                    "message": _termination_message(name, terminated, limits.get(name)),
+                    "message": _termination_message(name, terminated, limits.get(name), max(1, count)),
                     "count": max(1, count),
                     "firstTimestamp": when,
                     "lastTimestamp": when,

@@ -3,7 +3,8 @@
 The same name for the Prometheus metrics (``richprogress_spawn_failures_total{cause}``)
 and for anything else that counts failures by cause (the spawn history's admin page), so
 their numbers agree: the id of the rule behind the decisive record; ``timeout`` when no
-record explains a spawn that ran out of time; else ``unknown``. Pure; no JupyterHub import.
+record explains a spawn that ran out of time (its start limit, or the hub's HTTP check that
+got no answer); else ``unknown``. Pure; no JupyterHub import.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from richprogress.story.hub_errors import read_hub_error
+
 TIMEOUT = "timeout"
 UNKNOWN = "unknown"
 
-# The texts of a start that ran out of time: richprogress's own ("The server did not start
-# within 300 seconds.", when the hub's timeout fired), KubeSpawner's ("pod ... did not start
-# in 300 seconds!") and a bare TimeoutError's class name.
-_TIMEOUT_TEXT = re.compile(r"did not start (?:with)?in|timed? ?out|timeout", re.IGNORECASE)
+# The texts of a start that ran out of time, besides the hub's own (``hub_errors``: its
+# start timeout, KubeSpawner's, the hub's HTTP check): a bare TimeoutError's class name.
+_TIMEOUT_TEXT = re.compile(r"timed? ?out|timeout", re.IGNORECASE)
 
 
 def failure_cause(
@@ -33,6 +35,6 @@ def failure_cause(
             if record.get("id") == record_id:
                 rule = record.get("rule")
                 return rule if isinstance(rule, str) and rule else UNKNOWN
-    if _TIMEOUT_TEXT.search(failure_message or ""):
+    if read_hub_error(failure_message) is not None or _TIMEOUT_TEXT.search(failure_message or ""):
         return TIMEOUT
     return UNKNOWN

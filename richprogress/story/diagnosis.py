@@ -6,7 +6,8 @@ failure page, the "Copy details" report and ``richprogress explain --diagnose``:
 ``got_past(records)`` names the problems the spawn got past (never the cause).
 
 The hub's own start timeout leaves an empty "Spawn failed: " message, so the cause has
-to come from the records whenever they hold one.
+to come from the records whenever they hold one; when none does, the hub's own error says
+which time limit ran out (``hub_errors``) and the step says where the spawn was then.
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ from typing import Any, TypedDict
 
 from richprogress.model.records import SEVERITIES, EventRecord
 from richprogress.story.hints import HINT_RETRY, PHASE_HINTS, TIMEOUT_HINTS, timeout_sentence
+from richprogress.story.hub_errors import (
+    HINT_NO_ANSWER,
+    limit_words,
+    no_answer_sentence,
+    read_hub_error,
+)
 from richprogress.story.known_failures import (
     ERROR_BONUS,
     READ_CAUSE_WEIGHT,
@@ -238,6 +245,17 @@ def diagnose(records: Sequence[EventRecord], failure_message: str | None = None)
     refusal = refusal_summary(cleaned) if cleaned else None
     if refusal is not None:
         return Diagnosis(summary=refusal.sentence, hint=refusal.hint, phase=phase, record_id=None)
+    # the hub's own verdict: which of its time limits ran out, and where the spawn was then
+    hub_error = read_hub_error(cleaned)
+    if hub_error is not None and hub_error.kind == "no-answer":
+        return Diagnosis(summary=no_answer_sentence(hub_error), hint=HINT_NO_ANSWER, phase="starting", record_id=None)
+    if hub_error is not None:
+        return Diagnosis(
+            summary=timeout_sentence(phase, limit_words(hub_error.seconds)),
+            hint=TIMEOUT_HINTS.get(phase, HINT_RETRY),
+            phase=phase,
+            record_id=None,
+        )
     if cleaned:
         return Diagnosis(
             summary=cleaned[0].upper() + cleaned[1:],

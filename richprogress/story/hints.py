@@ -4,8 +4,6 @@ failure: the hints by kind of failure and by step, and the timeout sentence.
 
 from __future__ import annotations
 
-from richprogress.model.records import PHASE_LABELS
-
 # a namespace quota with no room left, and an admission webhook's "no": as the rules say them
 from richprogress.wording.default_rules.refusals import HINT_QUOTA as HINT_QUOTA
 from richprogress.wording.default_rules.refusals import HINT_WEBHOOK as HINT_WEBHOOK
@@ -40,8 +38,8 @@ HINT_CRASH = (
     "this page."
 )
 HINT_SLOW_IMAGE = (
-    "The first download of a large image onto a machine can take many minutes; it is usually "
-    "faster the next time. Start your server again. " + ASK_ADMIN
+    "The first download of a large image onto a machine can take many minutes. Start your server "
+    "again: the next start may be faster, as the machine may have kept the image. " + ASK_ADMIN
 )
 
 #: Hint by the step it died in, when neither the rule nor a known failure gives one.
@@ -59,17 +57,23 @@ PHASE_HINTS: dict[str, str] = {
 #: Hint for a timeout with no record explaining it: nothing was wrong, only slow.
 TIMEOUT_HINTS: dict[str, str] = {**PHASE_HINTS, "image": HINT_SLOW_IMAGE, "volume": HINT_RETRY}
 
-#: How "while ..." reads for each step in the timeout sentence (a label alone reads badly
-#: for the steps named after a state, e.g. "Machine found").
-_WHILE: dict[str, str] = {
-    name: "while " + label[0].lower() + label[1:] for name, label in PHASE_LABELS.items()
+#: Where the spawn was when the start time limit ran out, by the step it reached: said as
+#: what it was still doing, so the sentence never says "did not start ... while starting".
+_STILL: dict[str, str] = {
+    "requested": "The cluster had not begun to start the server",
+    "scheduling": "The server was still waiting for a machine to run it",
+    "scaling": "The server was still waiting for a new machine to join the cluster",
+    "scheduled": "A machine had just been found for the server",
+    "volume": "The server was still waiting for its storage",
+    "image": "The server was still pulling its image",
+    "starting": "The server's container was still starting",
+    "ready": "The server was just getting ready",
 }
-_WHILE["scheduled"] = "just after a machine was found"
-_WHILE["ready"] = "just as it was getting ready"
 
 
-def timeout_sentence(phase: str | None) -> str:
-    """What to say when the hub gave up and no record says why."""
-    while_ = _WHILE.get(phase or "requested", _WHILE["requested"])
-    return f"Your server did not start within the time limit {while_}."
-
+def timeout_sentence(phase: str | None, limit: str = "") -> str:
+    """What to say when the hub gave up and no record says why: the step the spawn was
+    still in when the limit (``limit``: "5 min", or "" when not known) ran out."""
+    still = _STILL.get(phase or "requested", _STILL["requested"])
+    ran_out = f"the {limit} start limit ran out" if limit else "the start time limit ran out"
+    return f"{still} when {ran_out}."

@@ -132,6 +132,13 @@ _FAILURES: tuple[Failure, ...] = (
         HINT_RETRY,
     ),
     _failure("crash-loop", "BackOff", r"restarting failed container", 40, "starting", HINT_CRASH),
+    # the container's own exit, read from the pod's status (kube.pod_status): its exit code
+    # and how often say more than the back-off after it, or the kubelet's "Error: ..." of
+    # the same start
+    _failure(
+        "container-exit", "Error StartError ContainerCannotRun DeadlineExceeded", r"\AContainer \S+ terminated:", 86,
+        "starting", HINT_CRASH,
+    ),
     # The definitive error beats the generic retries after it ("did not pass a health check
     # yet", "not mounted yet; still trying"): a probe that killed the server, a disk held by
     # another pod, Karpenter saying no machine type fits.

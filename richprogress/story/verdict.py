@@ -203,6 +203,7 @@ _FIXERS: Mapping[str, Fixer] = MappingProxyType(
         "image-pull-failed": "admin",
         "out-of-memory": "you",
         "crash-loop": "admin",
+        "container-exit": "admin",
         "probe-killed": "admin",
         "post-start-hook": "admin",
         # the chosen option asks for a kind of machine the cluster has none of: another

@@ -55,7 +55,7 @@ from richprogress.stream.patience_check import message_problem, waiting_for_prob
 from richprogress.stream.progress_events import progress_events
 from richprogress.stream.pump import Closer, run_pump, stop_pump
 from richprogress.stream.since_spawn import spawn_requested_at
-from richprogress.stream.spawn_end import failure_message, spawn_ended
+from richprogress.stream.spawn_end import failure_message, no_answer_message, spawn_ended
 from richprogress.stream.spawn_facts import keep_facts
 from richprogress.stream.still_waiting import DEFAULT_WAITING_FOR, still_waiting_record
 
@@ -303,6 +303,8 @@ class RichProgressMixin(LoggingConfigurable):
     _rp_timeline_future: Any = None
     _rp_current: tuple[SpawnTimeline, TimelineBroadcast] | None = None
     _rp_in_start = False
+    #: the loop's time when start() returned (the hub's HTTP check begins then)
+    _rp_started_at = 0.0
     _rp_fail_fast: asyncio.Future[None] | None = None
 
     def _rp_new_timeline(self) -> SpawnTimeline:
@@ -391,6 +393,7 @@ class RichProgressMixin(LoggingConfigurable):
         self._rp_in_start = False
         await stop_pump(pump, sub)
         timeline.finish("ready")
+        self._rp_started_at = asyncio.get_running_loop().time()
         broadcast.notify()
         spawn_ended(self, timeline)
         return result
@@ -471,6 +474,15 @@ class RichProgressMixin(LoggingConfigurable):
             timeline.finish("failed", STOPPED_BEFORE_READY)
             self._rp_broadcast(timeline).notify()
             spawn_ended(self, timeline)
+        elif timeline is not None and timeline.outcome == "ready" and getattr(self, "_waiting_for_response", False):
+            # start() returned, but the hub's HTTP check never got an answer and it gives up:
+            # the spawn failed after all, and the pages should say why
+            server = getattr(self, "server", None)
+            waited = asyncio.get_running_loop().time() - self._rp_started_at
+            message = no_answer_message(getattr(server, "url", None), float(getattr(self, "http_timeout", 0) or 0), waited)
+            if message is not None:
+                timeline.finish("failed", message)
+                self._rp_broadcast(timeline).notify()
         return await super().stop(*args, **kwargs)  # type: ignore[misc]
 
     # -- the pump (the timeline's only writer) ---------------------------------------------------

@@ -71,6 +71,16 @@ def failure_message(exc: BaseException | None, start_timeout: float, elapsed: fl
     return f"The spawn failed ({type(exc).__name__})." if exc is not None else ""
 
 
+def no_answer_message(url: str | None, http_timeout: float, waited: float) -> str | None:
+    """The failure text of a spawn the hub stops after ``start()`` returned because its HTTP
+    check of ``url`` got no answer: JupyterHub's own words (``wait_for_http_server``), which
+    its error says a moment later. None when the stop came before ``http_timeout`` had
+    passed (``waited``: seconds since ``start()`` returned): a person stopped it."""
+    if not url or http_timeout <= 0 or waited < 0.9 * http_timeout:
+        return None
+    return f"Server at {url} didn't respond in {http_timeout:g} seconds"
+
+
 def end_outcome(timeline: SpawnTimeline) -> EndOutcome:
     """``ready``, ``stopped`` (a person stopped it before it was ready) or ``failed``."""
     if timeline.outcome == "ready":

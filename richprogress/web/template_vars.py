@@ -116,7 +116,7 @@ class TemplateHelpers:
             user.name,
             server_name or "",
             timeline,
-            failed_message,
+            failed_message or spawn_error_text(spawner),
             hub_base_url=hub_base_url,
             hub_url=urls.page_hub_url(page_static_url),
             viewer_name=self.viewer_name,
@@ -133,6 +133,18 @@ def _shows_log(user: Any, server_name: str, viewer: Any) -> bool:
     settings = getattr(user, "settings", None)
     config = settings.get("config") if isinstance(settings, dict) else None
     return container_log_shown(spawner, config, owner_name=str(getattr(user, "name", "")), viewer=viewer)
+
+
+def spawn_error_text(spawner: Any) -> str | None:
+    """The text of the error the spawner's last spawn failed with, when JupyterHub gives the
+    page none: it passes only a ``jupyterhub_message``, and the hub's own HTTP check raises a
+    plain ``TimeoutError("Server at ... didn't respond in 30 seconds")`` after ``start()``
+    returned, so the failure page would not know that the server never answered."""
+    future = getattr(spawner, "_spawn_future", None)
+    if future is None or not future.done() or future.cancelled():
+        return None
+    error = future.exception()
+    return str(error) if error is not None and str(error) else None
 
 
 def template_helpers(current_user: Any = None) -> TemplateHelpers:

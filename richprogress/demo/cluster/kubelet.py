@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 MAX_GRACE_SECONDS = 2.0
 # The kubelet's first restart back-off; "{backoff}" in messages grows from it per loop pass.
 KUBELET_BACKOFF_SECONDS = 10.0
+# containerd's startedAt of a container that never ran (Go's zero time, as RFC 3339)
+_ZERO_TIME = "1970-01-01T00:00:00Z"
 # With real event rates: how often (simulated seconds) expired events are deleted.
 EXPIRY_CHECK_SECONDS = 60.0
 
@@ -82,6 +84,8 @@ class PodRun:
     image_digest: str = field(default_factory=lambda: secrets.token_hex(32))
     log: PodLog = field(default_factory=PodLog)
     log_restart_pending: bool = False  # the container terminated; its next run starts a new log
+    running_since: str | None = None  # when the container last started running (its startedAt)
+    listen_port: int | None = None  # the stand-in listens here instead of the pod's port
     container_id: str = field(default_factory=lambda: secrets.token_hex(32))
 
 
@@ -317,6 +321,12 @@ class SimulatedKubelet:
         if container and container["state"] == "running" and run.log_restart_pending:
             run.log_restart_pending = False
             run.log.restart()
+        if container:
+            # what the container's program writes (a traceback before it exits)
+            for line in container.get("log", []):
+                run.log.write(expand(line, run.values))
+            if container["state"] == "running":
+                run.listen_port = container.get("listen_port")
         if phase == "Running" and run.ip is None:
             await self._assign_ip(run, pod, start_standin=ready and phase == "Running")
         elif ready and phase == "Running" and run.standin is None:
@@ -394,24 +404,32 @@ class SimulatedKubelet:
         state_name = change["state"]
         state: dict[str, Any] = {}
         if state_name == "running":
-            state["startedAt"] = now
+            if run.running_since is None:
+                run.running_since = now
+            state["startedAt"] = run.running_since
         elif state_name == "waiting":
             state["reason"] = change.get("reason", "ContainerCreating")
             if "message" in change:
                 state["message"] = expand(change["message"], run.values)
         else:
+            # containerd stamps a container that never ran (StartError) with the zero time
+            started = _ZERO_TIME if change.get("never_ran") else run.running_since or now
             state.update(
                 {
                     "exitCode": int(change.get("exitCode", 0)),
                     "reason": change.get("reason", "Completed"),
-                    "startedAt": now,
+                    "startedAt": started,
                     "finishedAt": now,
                     "containerID": f"containerd://{run.container_id}",
                 }
             )
+            if "message" in change:  # the termination message (terminationMessagePath, or the runtime's error)
+                state["message"] = expand(change["message"], run.values)
             run.last_state = {"terminated": dict(state)}
             run.log_restart_pending = True
             run.container_id = secrets.token_hex(32)  # a restart runs a new container
+        if state_name != "running":
+            run.running_since = None
         restarts = run.restart_count + (1 if change.get("restarted") else 0)
         status: dict[str, Any] = {
             "name": container.get("name", "notebook"),
@@ -459,7 +477,7 @@ class SimulatedKubelet:
     async def _start_standin(self, run: PodRun, pod: Obj, ip: str | None) -> None:
         if ip is None:
             return
-        standin = NotebookStandIn(pod, ip, log=run.log.write)
+        standin = NotebookStandIn(pod, ip, log=run.log.write, port=run.listen_port)
         await standin.start()
         run.standin = standin
         log.info("notebook stand-in for %s listens on %s", run.name, standin.url)

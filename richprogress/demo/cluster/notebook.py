@@ -1,7 +1,7 @@
 """A stand-in for a user's notebook server, started by the simulated kubelet.
 
 When a simulated pod becomes Running and ready, a tiny aiohttp server listens on the pod's
-IP and notebook port, so that JupyterHub's readiness check (``GET <prefix>api``, any status
+IP and notebook port (or the scenario's ``listen_port``), so that JupyterHub's readiness check (``GET <prefix>api``, any status
 below 500) passes and the proxy has something to route the user to. It serves a small page,
 "simulated notebook server for <user>", with a link back to the hub's home (where the
 user stops the server or starts another). It is stopped when the pod is deleted.
@@ -51,7 +51,7 @@ class NotebookStandIn:
     """One stand-in server for one pod; ``start()`` raises OSError if the address is taken."""
 
     def __init__(
-        self, pod: dict[str, Any], ip: str, log: Callable[[str], None] | None = None
+        self, pod: dict[str, Any], ip: str, log: Callable[[str], None] | None = None, port: int | None = None
     ) -> None:
         env = pod_env(pod)
         labels = pod.get("metadata", {}).get("labels") or {}
@@ -60,7 +60,9 @@ class NotebookStandIn:
         base_url = env.get("JUPYTERHUB_BASE_URL") or "/"
         self.hub_home = base_url.rstrip("/") + "/hub/home"
         self.ip = ip
-        self.port = notebook_port(pod)
+        # a scenario may have it listen elsewhere than the pod says (a server on the wrong
+        # port: the hub's check never gets an answer)
+        self.port = port or notebook_port(pod)
         self.pod_name = pod.get("metadata", {}).get("name", "")
         self._runner: web.AppRunner | None = None
         self.requests: list[str] = []  # paths served, for tests

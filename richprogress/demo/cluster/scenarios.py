@@ -54,7 +54,7 @@ _EVENT_KEYS = {
     "action",
 }
 _POD_KEYS = {"phase", "scheduled", "unschedulable", "container"}
-_CONTAINER_KEYS = {"state", "reason", "message", "exitCode", "ready", "restarted"}
+_CONTAINER_KEYS = {"state", "reason", "message", "exitCode", "ready", "restarted", "log", "never_ran", "listen_port"}
 _LOOP_KEYS = {"from", "delay_factor", "max_delay"}
 OUTCOMES = ("ready", "never-ready")
 
@@ -154,6 +154,16 @@ def validate(data: Any, where: str) -> Scenario:
                     raise _fail(f"{here}.pod.container.state", "must be waiting, running or terminated")
                 if "message" in container:
                     _check_template(f"{here}.pod.container.message", container["message"], known)
+                lines = container.get("log", [])
+                if not isinstance(lines, list):
+                    raise _fail(f"{here}.pod.container.log", "must be a list of lines")
+                for k, line in enumerate(lines):
+                    _check_template(f"{here}.pod.container.log[{k}]", line, known)
+                port = container.get("listen_port", 1)
+                if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+                    raise _fail(f"{here}.pod.container.listen_port", "must be a port number")
+                if container.get("never_ran", False) and container["state"] != "terminated":
+                    raise _fail(f"{here}.pod.container.never_ran", "is only for a terminated container")
         if "pvc" in step:
             _check_keys(f"{here}.pvc", step["pvc"], {"phase"}, {"phase"})
     loop = data.get("loop")

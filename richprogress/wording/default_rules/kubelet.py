@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from richprogress.wording.container_exits import exit_hint, exit_sentence
 from richprogress.wording.decisive_facts import (
     admission_fact,
     container_error_sentence,
@@ -99,11 +100,17 @@ def _oom_killed_sentence(container: str = "", limit: str = "", **_: str) -> str:
     return f"Your server ran out of memory and was stopped (the {container} container)"
 
 
-def _terminated_sentence(container: str = "", why: str = "", code: str = "", **_: str) -> str:
-    code = f" (exit code {code})" if code else ""
-    if why in ("ContainerCannotRun", "StartError"):
-        return f"The {container} container could not be run{code}"
-    return f"The {container} container stopped with an error{code}"
+def _number(text: str) -> int | None:
+    return int(text) if text else None
+
+
+def _terminated_sentence(container: str = "", why: str = "", code: str = "", ran: str = "", times: str = "",
+                         detail: str = "", **_: str) -> str:
+    return exit_sentence(container, why, _number(code), _number(ran), _number(times) or 1, detail)
+
+
+def _terminated_hint(container: str = "", why: str = "", code: str = "", detail: str = "", **_: str) -> str:
+    return exit_hint(container, why, _number(code), detail)
 
 
 def _evicted_sentence(resource: str = "", detail: str = "", **_: str) -> str:
@@ -253,12 +260,13 @@ CONTAINERS: list[dict[str, Any]] = [
     {
         "id": "container-terminated",
         "match": {"fieldPath": CONTAINER,
-                  "message": r"Container \S+ terminated: (?P<why>\w+)(?: \(exit code (?P<code>-?\d+)\))?"},
+                  # kube.pod_status writes it: "(exit code 1, ran 2 s, 5 times): <its message>"
+                  "message": r"Container \S+ terminated: (?P<why>\w+)(?: \(exit code (?P<code>-?\d+)"
+                             r"(?:, ran (?P<ran>\d+) s)?(?:, (?P<times>\d+) times)?\))?(?:: (?P<detail>(?s:.*)))?"},
         "template": _terminated_sentence,
         "severity": "error",
         "fatal": True,
-        "hint": "Your server stopped while starting. Try a different image, or ask your administrator to look at "
-        "the server's logs.",
+        "hint": _terminated_hint,
         "phase": "starting",
     },
     {
