@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -27,6 +29,7 @@ import pytest
 from richprogress.demo import __main__ as launcher
 from richprogress.demo.cluster.replay import MAX_REPEATS, ReplayError, build_replay, load_replay
 from richprogress.demo.hub import DemoHub
+from richprogress.demo.replay_setup import check_config
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parents[1]
@@ -107,9 +110,9 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
         ("{not json", "richprogress demo: --replay {path}: the input is not JSON (Expecting property name enclosed in double quotes at line 1 column 2)"),
         ('{"kind": "List", "items": []}', "richprogress demo: --replay {path}: the input holds no events (check the pod name in the field selector)"),
         ('[{"involvedObject": {"kind": "Pod", "name": "jupyter-a"}, "reason": "Pulling", "message": "m"}]',
-         "richprogress demo: --replay event 1 (Pulling) has no time (firstTimestamp, lastTimestamp or eventTime); its timing cannot be replayed"),
+         "richprogress demo: --replay {path}: event 1 (Pulling) has no time (firstTimestamp, lastTimestamp or eventTime); its timing cannot be replayed"),
         ('[{"involvedObject": {"kind": "Node", "name": "n"}, "reason": "NodeReady", "message": "m"}]',
-         "richprogress demo: --replay no event is about a pod (involvedObject.kind Pod); nothing to replay"),
+         "richprogress demo: --replay {path}: no event is about a pod (involvedObject.kind Pod); nothing to replay"),
     ],
     ids=["missing", "not-json", "no-events", "no-timestamps", "no-pod"],
 )
@@ -133,18 +136,9 @@ def test_a_missing_or_broken_config_is_one_line(tmp_path):
     assert done.stderr.startswith(f"richprogress demo: --config {broken}: not Python (line 1: ")
 
 
-ADMIN_CONFIG = '''
-import richprogress
-
-def _hook(spawner):
-    richprogress.note(spawner, "Replaying your recorded events")
-
-c.KubeSpawner.pre_spawn_hook = _hook
-c.EventFormatter.extra_rules = [
-    {"id": "our-pull-failed", "match": {"reason": "Failed", "message": "Failed to pull image"},
-     "template": "Our registry has no such image", "severity": "error", "phase": "image"},
-]
-'''
+#: the example ``my_jupyterhub_config.py`` of docs/notes.md: a note from a pre_spawn_hook, and
+#: a rule of the admin's own
+ADMIN_CONFIG = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "notes.md").read_text(encoding="utf-8"), flags=re.DOTALL)[-1]
 
 
 def test_the_launcher_replays_a_dump_with_the_admins_config(tmp_path, monkeypatch, capsys):
@@ -194,7 +188,7 @@ def test_the_launcher_replays_a_dump_with_the_admins_config(tmp_path, monkeypatc
     data = seen["timeline"]
     assert data["outcome"] == "failed", json.dumps(data)[:2000]
     records = data["records"]
-    assert records[0]["message"] == "Replaying your recorded events" and records[0]["rule"] == "note"
+    assert records[0]["message"] == "Replaying a recorded spawn" and records[0]["rule"] == "note"
     events = [r for r in records if r["rule"] != "note"]
     assert [r["reason"] for r in events[:3]] == ["Scheduled", "Pulling", "Failed"]
     # the events are the demo pod's own, the old pod's name re-pointed in their text too
@@ -208,3 +202,26 @@ def test_the_launcher_replays_a_dump_with_the_admins_config(tmp_path, monkeypatc
     for path in log_dir.iterdir():
         path.unlink()
     log_dir.rmdir()
+
+
+def test_the_readmes_replay_commands_work_on_what_kubectl_writes(tmp_path):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"```bash\n(.*?)```", readme, flags=re.DOTALL) if "--replay" in b]
+    kubectl, demo = block.strip().splitlines()
+    assert kubectl.startswith("kubectl get events -o json --field-selector involvedObject.name=jupyter-alice > ")
+    dump = kubectl.rsplit("> ", 1)[1]
+    # kubectl -o json writes a v1 List
+    items = json.loads(IMAGE_NOT_FOUND.read_text())
+    (tmp_path / dump).write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}}))
+    words = shlex.split(demo)
+    assert words[:3] == ["python", "-m", "richprogress.demo"]
+    args = launcher.parse_args(words[3:])
+    assert args.replay == dump and args.config == "my_jupyterhub_config.py"
+    replay = load_replay(tmp_path / args.replay)
+    assert (replay.pod, replay.events) == ("jupyter-alice", 6)
+    # the docs' config example is a config file the demo accepts
+    notes_page = (ROOT / "docs" / "notes.md").read_text(encoding="utf-8")
+    example = re.findall(r"```python\n(.*?)```", notes_page, flags=re.DOTALL)[-1]
+    config = tmp_path / args.config
+    config.write_text(example)
+    assert check_config(str(config)) == config.resolve()

@@ -272,5 +272,9 @@ def _event_spec(event: Mapping[str, Any], index: int, pod: str, namespace: str, 
 
 
 def load_replay(path: str | Path) -> Replay:
-    """``build_replay`` of the dump at ``path``."""
-    return build_replay(read_dump(path))
+    """``build_replay`` of the dump at ``path``; a ``ReplayError`` names the file."""
+    events = read_dump(path)
+    try:
+        return build_replay(events)
+    except ReplayError as error:
+        raise ReplayError(f"{path}: {error}") from None
