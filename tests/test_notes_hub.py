@@ -176,6 +176,9 @@ async def test_a_failing_pre_spawn_hook_is_the_cause_on_every_page(hub):
     page = pages(hub).page("richprogress/failed/broken", "broken").text
     assert "The hub&#39;s pre-spawn step failed: could not reach the course API (HTTP 503) &lt;b&gt;x&lt;/b&gt;" in page
     assert "<b>x</b>" not in page and "Traceback" not in page
+    # and as an admin sees it
+    admin_page = pages(hub).page("richprogress/failed/broken", "admin").text
+    assert "pre-spawn step failed: could not reach the course API (HTTP 503)" in admin_page
     assert stored_spawns(hub, "broken")[0]["outcome"] == "failed"
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -73,8 +74,11 @@ def _check(message: Any, phase: Any, severity: Any, hint: Any) -> None:
         raise TypeError(f"richprogress.note: hint must be a str or None, not {type(hint).__name__}")
 
 
-def _spawn_of(spawner: Any) -> tuple[SpawnTimeline, TimelineBroadcast]:
-    """The timeline (and its readers' channel) of the spawn ``spawner`` is running."""
+class NoSpawn(Exception):
+    """The spawner has no spawn in progress (its text says so)."""
+
+
+def _check_spawner(spawner: Any) -> None:
     if not callable(getattr(spawner, "_rp_timeline_for_progress", None)):
         raise TypeError(
             f"richprogress.note: {type(spawner).__name__} does not use richprogress: make the "
@@ -86,14 +90,16 @@ def _spawn_of(spawner: Any) -> tuple[SpawnTimeline, TimelineBroadcast]:
             "richprogress.note: call it on the hub's event loop (hooks and start() run there); "
             "from a thread, use loop.call_soon_threadsafe(richprogress.note, spawner, ...)"
         )
+
+
+def _spawn_of(spawner: Any) -> tuple[SpawnTimeline, TimelineBroadcast]:
+    """The timeline (and its readers' channel) of the spawn ``spawner`` is running;
+    ``NoSpawn`` when none is."""
     if not (getattr(spawner, "_spawn_pending", False) or getattr(spawner, "_rp_in_start", False)):
-        raise RuntimeError(
-            "richprogress.note: no spawn of this server is in progress; call it from "
-            "pre_spawn_hook, auth_state_hook, modify_pod_hook or start()"
-        )
+        raise NoSpawn("no spawn of this server is in progress")
     timeline: SpawnTimeline = spawner._rp_timeline_for_progress()
     if timeline.outcome != "pending":
-        raise RuntimeError("richprogress.note: this server's spawn has already ended")
+        raise NoSpawn("this server's spawn has already ended")
     return timeline, spawner._rp_broadcast(timeline)
 
 
@@ -153,7 +159,7 @@ def note(
     phase: str = "requested",
     severity: str = "info",
     hint: str | None = None,
-) -> str:
+) -> str | None:
     """Put a row saying ``message`` on the timeline of the spawn ``spawner`` is running.
 
     For hooks and ``start()`` (sync or async: nothing to await). ``phase``: the step it is
@@ -161,7 +167,9 @@ def note(
     ``severity``: ``info``, ``warning`` (the page shows it as a problem) or ``error``;
     ``hint``: what the user can do. Plain text only: the pages never read it as HTML, and
     it is made one line and cut to ``NOTE_LIMIT`` characters. The same note again on the
-    same spawn counts up on its row. Returns the row's ``id``.
+    same spawn counts up on its row. Returns the row's ``id``; None (and a warning in the hub's
+    log) when the server has no spawn in progress: JupyterHub runs ``auth_state_hook`` to
+    show the spawn form too, and ``options_from_form`` before the spawn exists.
 
     Example::
 
@@ -173,11 +181,20 @@ def note(
 
         c.Spawner.pre_spawn_hook = copy_course
 
-    Raises TypeError or ValueError naming the argument to fix, TypeError for a spawner
-    without richprogress, and RuntimeError when the server has no spawn in progress.
+    Raises TypeError or ValueError naming the argument to fix, and TypeError for a spawner
+    without richprogress.
     """
     _check(message, phase, severity, hint)
-    timeline, broadcast = _spawn_of(spawner)
+    _check_spawner(spawner)
+    try:
+        timeline, broadcast = _spawn_of(spawner)
+    except NoSpawn as why:
+        # not an error of the caller's: JupyterHub also runs auth_state_hook to show the
+        # spawn form, and options_from_form before the spawn exists. A note must never
+        # break the hub's own flow; the log says where it went
+        log = getattr(spawner, "log", None) or logging.getLogger("richprogress")
+        log.warning("richprogress.note: %s; not shown: %s", why, display_line(message, 200))
+        return None
     record = note_record(timeline, message, phase=phase, severity=severity, hint=hint)
     _add(spawner, timeline, broadcast, record)
     return record["id"]
@@ -202,8 +219,8 @@ def hook_failed(spawner: Any, hook: str, exc: BaseException, *, end: bool) -> st
     spawner is in progress. Never raises: the hook's own exception is what matters."""
     try:
         timeline, broadcast = _spawn_of(spawner)
-    except Exception:
-        return None
+    except NoSpawn:
+        return None  # e.g. auth_state_hook run for the spawn form: JupyterHub shows that error
     step = HOOK_STEPS.get(hook, "set-up step")
     quoted = exception_text(exc)
     sentence = f"The hub's {step} failed: {quoted}"
