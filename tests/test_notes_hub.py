@@ -56,6 +56,9 @@ HOOKS = textwrap.dedent(
                     richprogress.note(spawner, f"refused: {error}")
 
     def _modify_pod(spawner, pod):
+        if spawner.user.name.startswith("syncnote"):
+            # inside start(), while the spawn's own events are being read
+            richprogress.note(spawner, "Adding your course volume to the pod")
         if spawner.user.name.startswith("badpod"):
             raise ValueError("no volume template for this course")
         return pod
@@ -121,15 +124,18 @@ async def test_a_sync_hook_note_is_a_row_on_the_stream_and_in_history(hub):
     events = await read_all(hub, "syncnote")
     assert events[-1].get("ready") is True
     records = records_of(events)
-    (row,) = notes(records)[-1:]
+    row, in_start = notes(records)
     assert row["message"] == "Copying your course files"
+    assert in_start["message"] == "Adding your course volume to the pod"
     assert row["component"] == "hub" and row["severity"] == "info" and row["phase"] == "requested"
     assert row["count"] == 2  # the same note twice is one row that counts up
     assert row["id"].startswith("note-")
     # the note comes before the cluster's own events, as it happened
     assert records.index(row) < [r.get("reason") for r in records].index("Scheduled")
     assert "Copying your course files" in report(hub, "syncnote")
-    assert [r["message"] for r in notes(stored_records(hub, "syncnote"))] == ["Copying your course files"]
+    assert [r["message"] for r in notes(stored_records(hub, "syncnote"))] == [
+        "Copying your course files", "Adding your course volume to the pod",
+    ]
     hub.api("DELETE", "users/syncnote/server")
 
 
