@@ -169,3 +169,19 @@ def test_hostile_text_is_one_short_line_with_its_controls_shown():
     assert record["message"].startswith("<img src=x onerror=alert(1)> \\x1b[31mred\\u202eevilzzz")
     assert record["message"].endswith("more characters)") and len(record["message"]) < 600
     assert record["hint"] == "\\x07\\x07\\x07"
+
+
+async def test_a_note_from_another_thread_is_refused_with_the_way_to_do_it():
+    spawner = make()
+    errors: list[BaseException] = []
+
+    def from_thread() -> None:
+        try:
+            richprogress.note(spawner, "Copying")
+        except RuntimeError as error:
+            errors.append(error)
+
+    await asyncio.get_running_loop().run_in_executor(None, from_thread)
+    (error,) = errors
+    assert "call it on the hub's event loop" in str(error) and "call_soon_threadsafe" in str(error)
+    assert spawner.spawn_timeline is None

@@ -78,14 +78,24 @@ class NoSpawn(Exception):
     """The spawner has no spawn in progress (its text says so)."""
 
 
+def _on_a_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def _check_spawner(spawner: Any) -> None:
+    """A TypeError for a spawner without richprogress, a RuntimeError off the hub's loop."""
     if not callable(getattr(spawner, "_rp_timeline_for_progress", None)):
         raise TypeError(
             f"richprogress.note: {type(spawner).__name__} does not use richprogress: make the "
             "spawner class richprogress.RichKubeSpawner, or put richprogress.RichProgressMixin "
             "first in its bases"
         )
-    if asyncio._get_running_loop() is None and threading.current_thread() is not threading.main_thread():
+    # the timeline and its readers' futures belong to the hub's loop (its main thread)
+    if not _on_a_loop() and threading.current_thread() is not threading.main_thread():
         raise RuntimeError(
             "richprogress.note: call it on the hub's event loop (hooks and start() run there); "
             "from a thread, use loop.call_soon_threadsafe(richprogress.note, spawner, ...)"
