@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from richprogress._version import __version__
 from richprogress.model.display import display_line
 from richprogress.model.records import EventRecord
+from richprogress.story.container_log import container_log, report_lines
 from richprogress.story.diagnosis import Diagnosis, decisive_record, diagnose, ended_running
 from richprogress.story.ordering import arrival_order
 from richprogress.story.pods import (
@@ -359,6 +360,10 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
                 "no input: give a FILE, or pipe in `kubectl get events -o json` (see --help)"
             )
         args.file = "-"
+    if args.log is not None and (args.json or args.diagnose):
+        raise InputError("--log goes with the readable timeline, not with --json or --diagnose")
+    if args.log == "-" and args.file == "-":
+        raise InputError("--log - and the events cannot both come from standard input")
     rules = _load_rules_file(args.rules) if args.rules else None
     events = parse_events(_read_input(args.file))
     formatter = _make_formatter(rules)
@@ -405,7 +410,19 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
     if args.pod is not None:
         out.write(_chosen_header(pods[0], subjects, total) + "\n\n")
     out.write(_timeline(records, args, color))
+    if args.log is not None:
+        out.write(_log_text(args.log))
     return 0
+
+
+def _log_text(source: str) -> str:
+    """The last lines of a container's log file (``kubectl logs POD > FILE``), cleaned and
+    redacted as the failure page shows them (``story.container_log``)."""
+    text = _read_input(source)
+    kept = container_log("", False, text)
+    cut = ", earlier lines left out" if kept["truncated"] else ""
+    heading = f"Last lines of {'standard input' if source == '-' else source}{cut} (secrets redacted)"
+    return "\n" + "\n".join(report_lines(kept, heading)) + "\n"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -463,6 +480,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RULES.json",
         help="JSON file holding a list or dict of rules (kubespawner #910 format) that "
         "replaces the default rules",
+    )
+    sub.add_argument(
+        "--log",
+        metavar="LOGFILE",
+        help="also show the last lines (at most 40, 8 KiB) of a container's log file, e.g. "
+        "from `kubectl logs POD --previous`, with values that look like secrets (tokens, "
+        "passwords, keys) redacted, as the failure page shows them",
     )
     sub.add_argument(
         "--color",

@@ -13,6 +13,10 @@
 // (a 1000-row replay used to build 1000 hidden lists nobody opened); until then the
 // button has no aria-controls, since the list it would name does not exist yet. One click
 // listener on the list serves every row. Text only via textContent.
+//
+// A quiet row (.rp-event[data-show=quiet], rows.js) is muted to one line; its button opens
+// it whole: the row gets [data-open=true] while its button is expanded. A quiet row always
+// has the button, even with no Kubernetes detail to list (its sentence alone opens).
 
 import { utcText } from "./clock.js";
 
@@ -159,6 +163,10 @@ function toggle(button) {
     list = id ? document.getElementById(id) : null;
   }
   setOpen(button, list, open);
+  if (row && row.dataset.show === "quiet") {
+    if (open) row.dataset.open = "true";
+    else delete row.dataset.open;
+  }
 }
 
 /**
@@ -169,7 +177,13 @@ function toggle(button) {
 export function listenForToggles(root) {
   root.addEventListener("click", (event) => {
     const target = /** @type {?Element} */ (event.target);
-    const button = target && target.closest ? target.closest("button.rp-details-toggle") : null;
+    let button = target && target.closest ? target.closest("button.rp-details-toggle") : null;
+    if (!button && target && target.closest) {
+      // a click anywhere on a closed quiet row opens it (its button is the keyboard's way);
+      // not inside an open one, whose text people select and copy
+      const quiet = target.closest('.rp-event[data-show="quiet"]:not([data-open="true"])');
+      button = quiet ? quiet.querySelector("button.rp-details-toggle") : null;
+    }
     if (button) toggle(button);
   });
 }
@@ -183,11 +197,12 @@ export function listenForToggles(root) {
  * @param {HTMLElement} body  the row's new .rp-body, not yet in the row
  * @param {import("./rows.js").EventRecord} record
  * @param {string} message    the sentence the row shows (names the button)
+ * @param {boolean} [always]  give it the button even with no details (a quiet row)
  * @returns {?HTMLButtonElement}  the button to focus again, if it had the focus
  */
-export function attachDetails(row, body, record, message) {
+export function attachDetails(row, body, record, message, always = false) {
   let details = liveRows.get(row);
-  if (!hasDetails(record)) {
+  if (!always && !hasDetails(record)) {
     if (details) liveRows.delete(row);
     return null;
   }

@@ -5,6 +5,10 @@
 // Event row (both pages; a div with role=listitem in a div with role=list; the failure
 // page renders the same markup on the server, templates/richprogress/rows.html):
 //   .rp-event[data-record-id][data-severity=info|warning|error] (.rp-decisive on the cause)
+//     [data-show=quiet] (a muted one-line row; its Details button opens it, and sets
+//                        [data-open=true]: richprogress/story/quieted.py says which)
+// A record whose show is "hidden" gets no row (it is in "Copy details"), unless it is the
+// cause: then it gets a row in full, as the cause's row always has.
 //     .rp-when > .rp-clock ("+0:07", never earlier than the row above)
 //                + .rp-last ("to +0:31", repeats only)
 //                + time.rp-time[datetime] (the viewer's time, zone named: "11:46:28 PM PST";
@@ -35,6 +39,27 @@ const MAIN_CONTAINER = "notebook";
 export const SERVER_REQUESTED = "Server requested";
 
 /**
+ * How a record is shown (richprogress/story/quieted.py shown_as): "row", "quiet" or
+ * "hidden"; the cause's row in full; a FailedScheduling quiet once a scale-up is in hand.
+ * @param {EventRecord} record
+ * @param {{scaleUp: boolean, decisive: boolean, quiet: ?{scaleUpReasons: Array<string>,
+ *          answeredReasons: Array<string>}}} context
+ * @returns {string}
+ */
+export function shownAs(record, context) {
+  const own = ["quiet", "hidden"].includes(record.show) ? record.show : "row";
+  if (context.decisive) return "row";
+  const answered = context.quiet && context.quiet.answeredReasons.includes(record.reason) && record.phase !== "volume";
+  if (own === "row" && context.scaleUp && answered) return "quiet";
+  return own;
+}
+
+/** Whether a record says a machine is being added (story/quieted.py says_scale_up). */
+function saysScaleUp(record, quiet) {
+  return Boolean(quiet) && quiet.scaleUpReasons.includes(record.reason) && (record.severity ?? "info") === "info";
+}
+
+/**
  * The involved object of an event.
  * @typedef {Object} InvolvedObject
  * @property {?string} kind        e.g. "Pod"
@@ -63,6 +88,7 @@ export const SERVER_REQUESTED = "Server requested";
  * @property {?string} [hint]          what the user can do
  * @property {?number} [since_spawn]   seconds from the spawn request to the event
  * @property {boolean} [overcome]      a problem the spawn got past
+ * @property {string} [show]           "quiet" or "hidden" (absent: a plain row)
  */
 
 /**
@@ -75,6 +101,8 @@ export const SERVER_REQUESTED = "Server requested";
  * @property {string} overcomePill                     the pill of a problem got past
  * @property {{severity: Object<string, string>, reason: Object<string, Object<string, string>>}}
  *           [reasonWords]  a row's pill word by severity, and by severity then reason
+ * @property {{scaleUpReasons: Array<string>, answeredReasons: Array<string>}} [quiet]
+ *           when a FailedScheduling row is quiet (richprogress/story/quieted.py)
  */
 
 /** An element with a class and a text (never HTML). */
@@ -202,6 +230,8 @@ function whenSpan(record, since, stamp) {
 function fillRow(row, record, since, view) {
   const severity = view.severities.includes(record.severity) ? record.severity : "info";
   row.dataset.severity = severity;
+  if (row.rpShow === "quiet") row.dataset.show = "quiet";
+  else delete row.dataset.show;
   // a problem the spawn got past (richprogress/story/resolved.py): quiet, with its pill
   const overcome = record.overcome === true && severity !== "info";
   if (overcome) row.dataset.overcome = "true";
@@ -241,7 +271,7 @@ function fillRow(row, record, since, view) {
   }
   body.append(message);
   // before the old body leaves the row: a refilled row keeps its Details button's focus
-  const refocus = attachDetails(row, body, record, text);
+  const refocus = attachDetails(row, body, record, text, row.rpShow === "quiet");
   row.replaceChildren(when, body);
   if (refocus) refocus.focus();
 }
@@ -262,7 +292,13 @@ export class TimelineRows {
       severities: options.vocabulary.severities,
       overcomePill: options.vocabulary.overcomePill,
       reasonWords: options.vocabulary.reasonWords,
+      quiet: options.vocabulary.quiet || null,
     };
+    // records shown as no row ("hidden"), by id: the cause may still be one of them
+    this.hidden = new Map();
+    // a record said a machine is being added: FailedScheduling rows are quiet from now on
+    this.scaleUp = false;
+    this.causeId = null;
     this.onWritten = options.onWritten;
     this.rows = new Map();
     // the rows in list order, each with its offset (rpOffset) and its clock (rpSince)
@@ -276,6 +312,20 @@ export class TimelineRows {
 
   /** Queue a record; rows are written on the next animation frame. @param {EventRecord} record */
   queue(record) {
+    if (!this.scaleUp && saysScaleUp(record, this.view.quiet)) {
+      this.scaleUp = true;
+      // the FailedScheduling rows shown so far are answered now: refill them quiet
+      const answered = this.view.quiet.answeredReasons;
+      for (const row of this.rows.values()) {
+        const shown = row.rpRecord;
+        if (shown && answered.includes(shown.reason) && !this.queued.has(shown.id)) this.queued.set(shown.id, shown);
+      }
+    }
+    if (!this.rows.has(record.id) && this.showOf(record) === "hidden") {
+      this.hidden.set(record.id, record);
+      this.queued.delete(record.id);
+      return;
+    }
     this.queued.set(record.id, record);
     if (this.frame === null) {
       this.frame = window.requestAnimationFrame(() => this.flush());
@@ -291,12 +341,21 @@ export class TimelineRows {
     for (const id of ids) {
       if (typeof id !== "string") continue;
       const record = this.queued.get(id) || this.rows.get(id)?.rpRecord;
+      if (!record && this.hidden.has(id)) {
+        this.hidden.set(id, { ...this.hidden.get(id), overcome: true });
+        continue;
+      }
       if (!record || record.overcome === true) continue;
       this.queued.set(id, { ...record, overcome: true });
     }
     if (this.queued.size && this.frame === null) {
       this.frame = window.requestAnimationFrame(() => this.flush());
     }
+  }
+
+  /** How a record's row shows now ("row", "quiet", "hidden"). @param {EventRecord} record */
+  showOf(record) {
+    return shownAs(record, { scaleUp: this.scaleUp, decisive: record.id === this.causeId, quiet: this.view.quiet });
   }
 
   /**
@@ -329,6 +388,8 @@ export class TimelineRows {
         fresh.append(row);
       }
       row.rpRecord = record; // (a later "resolved" refills the row from it)
+      // a row, once made, stays one ("hidden" later: quiet, rather than a row that vanishes)
+      row.rpShow = this.showOf(record) === "row" ? "row" : "quiet";
       row.rpOffset = rowOffset(record, this.view.started);
       row.rpDirty = true;
       from = Math.min(from, row.rpIndex);
@@ -370,9 +431,21 @@ export class TimelineRows {
 
   /** Mark the row of the cause, as the failure page does. @param {?string} recordId */
   markCause(recordId) {
+    if (recordId) this.causeId = recordId;
+    if (recordId && !this.rows.has(recordId) && this.hidden.has(recordId)) {
+      // the cause was a hidden record: it gets its row, in full, now
+      const record = this.hidden.get(recordId);
+      this.hidden.delete(recordId);
+      this.queue(record);
+      this.flush();
+    }
     const row = recordId ? this.rows.get(recordId) : undefined;
     if (!row || row.classList.contains("rp-decisive")) return;
     row.classList.add("rp-decisive");
+    // the cause's row is shown in full, however quiet it was
+    row.rpShow = "row";
+    delete row.dataset.show;
+    delete row.dataset.open;
     const pills = row.querySelector(".rp-pills");
     const pill = el("span", "rp-pill rp-pill-decisive", "the cause");
     if (pills) pills.append(pill);

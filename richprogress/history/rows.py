@@ -17,6 +17,7 @@ from richprogress.history.facts import stored_facts
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.model.times import isoformat_z, parse_timestamp, utcnow
 from richprogress.story.causes import failure_cause
+from richprogress.story.container_log import stored_container_log
 from richprogress.story.diagnosis import diagnose
 from richprogress.story.steps import step_durations
 from richprogress.stream.spawn_end import SpawnEnd
@@ -84,6 +85,8 @@ def snapshot(end: SpawnEnd) -> dict[str, Any]:
         # the facts box of the failure page, as it showed them live (label, value)
         "shown_facts": fact_pairs(facts),
         "stopped_early": timeline.stopped_early,
+        # redacted when it was read: stored as it is shown
+        "container_log": timeline.container_log,
     }
 
 
@@ -114,6 +117,9 @@ def build_row(snap: dict[str, Any]) -> dict[str, Any]:
         "shown_facts": snap.get("shown_facts") or [],
         "stopped_early": snap.get("stopped_early"),
         "dropped": snap["dropped"],
+        # the failing container's last lines (story.container_log), or absent; JSON in the
+        # payload, so no schema change
+        **({"container_log": snap["container_log"]} if snap.get("container_log") else {}),
         "progress": snap["progress"],
     }
     return {
@@ -188,6 +194,7 @@ def timeline_of(spawn: dict[str, Any]) -> SpawnTimeline:
     timeline.dropped = int(spawn.get("dropped") or 0)
     stopped_early = spawn.get("stopped_early")
     timeline.stopped_early = stopped_early if isinstance(stopped_early, dict) else None
+    timeline.container_log = dict(stored_container_log(spawn.get("container_log")) or {}) or None
     outcome = spawn.get("outcome")
     timeline.finish(
         "ready" if outcome == "ready" else "failed", spawn.get("failure_message")

@@ -37,6 +37,7 @@ from kubespawner import KubeSpawner
 from kubespawner.reflector import ResourceReflector
 from traitlets import Bool, Callable, Float, List, TraitError, Union, validate
 
+from richprogress.kube.container_log import log_target, read_container_log
 from richprogress.kube.event_index import POD, PVC, EventIndex
 from richprogress.kube.followed import (
     FOLLOWED,
@@ -50,6 +51,7 @@ from richprogress.kube.followed import (
     watch_related,
 )
 from richprogress.kube.pod_status import STATUS_COMPONENT, container_terminations
+from richprogress.kube.pod_steps import PodSteps, step_record
 from richprogress.kube.reflectors import IndexedEventReflector, IndexedPodReflector
 from richprogress.kube.stale_events import StaleEventFilter
 from richprogress.model.event_order import last_seen_order
@@ -285,6 +287,26 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         with hook_guarded(self, "modify_pod_hook"):
             return await super().start()
 
+    # -- the container's last words (logic in richprogress.kube.container_log) -------------
+
+    async def _rp_last_words(self, timeline: SpawnTimeline) -> None:
+        """Read the failing container's last log lines into ``timeline.container_log``
+        (redacted), when a container ran and someone may see them; within
+        ``container_log_timeout``."""
+        if self.show_container_log == "nobody" or self.container_log_timeout <= 0:
+            return
+        reflector = self.pod_reflector
+        pod = reflector.pods.get(f"{self.namespace}/{self.pod_name}") if reflector is not None else None
+        target = log_target(pod)
+        if target is None:
+            return  # no container ran: no log to read, no request
+        container, restarted = target
+        found = await read_container_log(
+            self.api, self.namespace, self.pod_name, container, restarted, timeout=self.container_log_timeout
+        )
+        if found is not None:
+            timeline.container_log = dict(found)
+
     # -- the pump's source: indexed events ------------------------------------------------------
 
     _rp_sub: Subscription | None = None
@@ -295,6 +317,8 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
     _rp_terminations: dict[str, tuple[int, Any]] | None = None
     #: which followed objects' and related events are this spawn's
     _rp_follow: FollowedEventFilter | None = None
+    #: with events off (``events_enabled = False``), the steps the pod's status shows
+    _rp_pod_steps: PodSteps | None = None
 
     def _rp_keys(self) -> tuple[ObjectKey, ObjectKey]:
         return ((self.namespace, POD, self.pod_name), (self.namespace, PVC, self.pvc_name))
@@ -305,6 +329,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         self._rp_terminations = {}
         self._rp_subscribed = []
         self._rp_follow = FollowedEventFilter(timeline.started_at, skew=self.event_clock_skew)
+        self._rp_pod_steps = None if self.events_enabled else PodSteps()
         subscribed = self._rp_subscribed
 
         async def close() -> None:
@@ -350,14 +375,15 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
                 # the pod's own events are subscribed already: go on without these
                 self.log.exception("richprogress: could not watch events of followed objects for %s", self._log_name)
 
-    async def _rp_add_event(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, event: Mapping[str, Any]) -> bool:
+    async def _rp_format(self, event: Mapping[str, Any]) -> EventRecord:
         formatter = self._rp_formatter or self.event_formatter
         if formatter.format_hook is None:
             # no hook to await: skip the coroutine of format_event_async
-            record: EventRecord = formatter.format_event(event, self)
-        else:
-            record = await formatter.format_event_async(event, self)
-        return self._rp_add_record(timeline, broadcast, record)
+            return formatter.format_event(event, self)
+        return await formatter.format_event_async(event, self)
+
+    async def _rp_add_event(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, event: Mapping[str, Any]) -> bool:
+        return self._rp_add_record(timeline, broadcast, await self._rp_format(event))
 
     async def _rp_add_terminations(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, pod: Mapping[str, Any]) -> bool:
         """Add a record for each new failed container termination in our pod's status."""
@@ -427,7 +453,11 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
             spawn_filter.saw_pod(obj)
             if spawn_filter.new_uid is None or (obj.get("metadata") or {}).get("uid") != spawn_filter.new_uid:
                 return False
-            return await self._rp_add_terminations(timeline, broadcast, obj)
+            changed = False
+            if self._rp_pod_steps is not None:  # no events: the pod's status moves the steps
+                for step in self._rp_pod_steps.new_events(obj):
+                    changed |= self._rp_add_record(timeline, broadcast, step_record(await self._rp_format(step)))
+            return await self._rp_add_terminations(timeline, broadcast, obj) or changed
         if source != "event":
             return False
         spawn_filter.learn(obj)

@@ -28,6 +28,12 @@ PHASE_NAMES: tuple[str, ...] = tuple(name for name, _, _ in PHASES)
 PHASE_LABELS: dict[str, str] = {name: label for name, label, _ in PHASES}
 PHASE_PROGRESS: dict[str, int] = {name: pct for name, _, pct in PHASES}
 
+#: How a record appears on the pages (its optional ``show`` key; absent means ``row``):
+#: ``row`` a timeline row; ``quiet`` a muted one-line row that opens on click; ``hidden`` no
+#: row, only in the details ("Copy details", the text and JSON endpoints). The diagnosis and
+#: the steps read every record, whatever its ``show``.
+SHOWS: tuple[str, ...] = ("row", "quiet", "hidden")
+
 
 class InvolvedObject(TypedDict):
     kind: str | None
@@ -67,3 +73,6 @@ class EventRecord(_EventRecordRequired, total=False):
     #: the spawn got past this warning or error (a later step, or a later success of the
     #: same kind: ``resolved``); only present when true. Set by the spawner, never by rules
     overcome: bool
+    #: how the pages show it (one of SHOWS); only present when not "row". Set by a rule's
+    #: ``show``, by ``EventFormatter.quiet_reasons`` / ``hidden_reasons`` or by the hook
+    show: str

@@ -62,6 +62,10 @@ class SpawnTimeline:
         #: set when the spawner ended the spawn early because of a fatal cause
         #: (``live_diagnosis.stopped_early_facts``: at, summary, record_id, count)
         self.stopped_early: dict[str, Any] | None = None
+        #: the failing container's last log lines, redacted when read
+        #: (``story.container_log.ContainerLog``); None when none was read. Not in
+        #: ``to_dict()``: who may see it is the pages' decision (``show_container_log``)
+        self.container_log: dict[str, Any] | None = None
         self.dropped = 0
         self._records: OrderedDict[str, EventRecord] = OrderedDict()
         self._progress = 0

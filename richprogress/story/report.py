@@ -22,6 +22,7 @@ from richprogress.model.times import (
     parse_timestamp,
     row_offset,
 )
+from richprogress.story.container_log import report_lines, stored_container_log
 from richprogress.story.diagnosis import Diagnosis, diagnose
 from richprogress.story.folding import fold_records, is_fold
 from richprogress.story.ordering import time_order
@@ -234,7 +235,9 @@ def render_report_text(
     Who and when first (user, server, start, how long, outcome), then for a failure what
     went wrong, what to do and the step it died in, then the facts an admin needs (the
     ``facts`` key: label/value pairs, see ``stream.spawn_facts``), the steps and the full timeline
-    with each event's own Kubernetes message under its sentence.
+    with each event's own Kubernetes message under its sentence; last, the container's
+    last log lines when the dict holds them (``container_log``, only for viewers who may
+    see them).
     """
     records: list[EventRecord] = list(timeline_dict.get("records") or [])
     outcome = str(timeline_dict.get("outcome") or "unknown")
@@ -299,4 +302,9 @@ def render_report_text(
     dropped = timeline_dict.get("dropped") or 0
     if dropped:
         lines.append(f"  ({dropped} older events were not kept)")
+    # the container's last lines, when the endpoint gave them to this viewer (cleaned and
+    # redacted again: a payload is not trusted to have been)
+    shown_log = report_lines(stored_container_log(timeline_dict.get("container_log")))
+    if shown_log:
+        lines += ["", *shown_log]
     return "\n".join(lines) + "\n"

@@ -38,6 +38,7 @@ from richprogress.model.records import EventRecord
 from richprogress.model.settings import check_number, refusal
 from richprogress.model.timeline import DEFAULT_MAX_RECORDS, STOPPED_BEFORE_READY, SpawnTimeline
 from richprogress.model.times import utcnow
+from richprogress.story.container_log import DEFAULT_SHOW, SHOW_SETTINGS
 from richprogress.story.fail_fast import FailFastPolicy
 from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.inbox import Subscription
@@ -60,6 +61,9 @@ from richprogress.stream.spawn_facts import keep_facts
 from richprogress.stream.still_waiting import DEFAULT_WAITING_FOR, still_waiting_record
 
 __all__ = ["Closer", "RichProgressMixin"]
+
+#: seconds the failed server's last words (its container's log) may take to read
+DEFAULT_LAST_WORDS_TIMEOUT = 2.0
 
 
 class RichProgressMixin(LoggingConfigurable):
@@ -181,6 +185,46 @@ class RichProgressMixin(LoggingConfigurable):
         Bounds the memory a failed spawn keeps until the next spawn of that server.
         """,
     )
+
+    show_container_log = Unicode(
+        DEFAULT_SHOW,
+        config=True,
+        help="""
+        Who sees the last lines of the failing container's log on the failure page.
+
+        When a spawn fails after a container ran (it exited, was killed, crash-loops or
+        never answered), ``RichKubeSpawner`` reads the last lines of that container's log
+        (at most 40 lines, 8 KiB, within ``container_log_timeout``), redacts what looks like
+        a secret (tokens, passwords, keys: ``richprogress.wording.redaction``) and keeps
+        them with the spawn. ``"owner"`` (the default): the server's owner and admins
+        see them on the failure page, in "Copy details" and the timeline endpoints;
+        ``"admins"``: admins only; ``"nobody"``: the log is not read at all.
+
+        Redaction is pattern-based and can miss a secret, so no one else sees the lines,
+        whatever scopes they hold.
+        """,
+    )
+    show_container_log.tag(allowed="'owner' (owner and admins), 'admins' or 'nobody'")
+
+    container_log_timeout = Float(
+        DEFAULT_LAST_WORDS_TIMEOUT,
+        config=True,
+        help="""
+        Seconds the failing container's log may take to read before the failure goes on
+        without it (``show_container_log``). 0: never read it.
+        """,
+    )
+    container_log_timeout.tag(allowed="seconds, 0 (do not read) to 30")
+
+    @validate("show_container_log")
+    def _check_show_log(self, proposal: Any) -> Any:
+        if proposal["value"] not in SHOW_SETTINGS:
+            raise refusal(self, "show_container_log", proposal["value"])
+        return proposal["value"]
+
+    @validate("container_log_timeout")
+    def _check_log_timeout(self, proposal: Any) -> Any:
+        return check_number(self, proposal, least=0, most=30)
 
     # what each setting accepts (refusals and docs/configuration.md say the same)
     patience_after.tag(allowed="seconds, 0 (no still-waiting rows) or more")
@@ -336,6 +380,8 @@ class RichProgressMixin(LoggingConfigurable):
             starting = asyncio.ensure_future(maybe_future(super().start()))  # type: ignore[misc]
             result = await self._rp_start_or_stop_early(starting, timeline, broadcast)
         except BaseException as exc:
+            # before the hub's stop() can remove the pod (and its log), still "in start"
+            await self._rp_before_failure(timeline)
             self._rp_in_start = False
             await stop_pump(pump, sub)
             timeout = float(getattr(self, "start_timeout", 0) or 0)
@@ -391,11 +437,32 @@ class RichProgressMixin(LoggingConfigurable):
         # and so does JupyterHub's own log line of the failure, which is this exception's text
         summary = display_line(summary)
         self.log.info("richprogress: stopping %s early: %s", display_line(getattr(self, "_log_name", "?")), summary)
+        await self._rp_before_failure(timeline)  # stopping removes the pod and its log
         try:
             await self.stop(now=True)
         except Exception:
             self.log.exception("richprogress: stopping the pod after a fatal cause failed")
         raise StoppedEarly(summary)
+
+    #: the timeline whose failure ``_rp_last_words`` was already asked about
+    _rp_last_words_for: SpawnTimeline | None = None
+
+    async def _rp_before_failure(self, timeline: SpawnTimeline) -> None:
+        """Once per failed spawn, before its end is told: let the spawner add what it
+        can still read (``_rp_last_words``). Bounded by the spawner; never raises, and a
+        cancellation meanwhile (the hub shutting down) does not keep the end untold."""
+        if self._rp_last_words_for is timeline:
+            return
+        self._rp_last_words_for = timeline
+        try:
+            await self._rp_last_words(timeline)
+        except BaseException:  # noqa: BLE001 - the failure itself is raised by the caller
+            self.log.debug("richprogress: reading the failed server's last words failed", exc_info=True)
+
+    async def _rp_last_words(self, timeline: SpawnTimeline) -> None:
+        """What a failed spawn's spawner can add before the pod goes (``RichKubeSpawner``:
+        the container's last log lines, ``timeline.container_log``); must be bounded in
+        time. The default adds nothing."""
 
     def _rp_live_changed(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, changed: bool) -> bool:
         """After the live diagnosis was updated: ask for fail-fast when it is due."""

@@ -24,6 +24,11 @@ Routes, relative to the hub prefix, collected in ``default_handlers``:
     One stored spawn: the JSON the timeline endpoint gives, plus ``id``, ``profile_slug``,
     ``profile_name``, ``facts``, ``steps`` and ``cause``.
 
+The timeline's JSON and text carry the failing container's last log lines
+(``container_log``) only for the viewers ``show_container_log`` names: by default the
+server's owner and admins (JupyterHub's admin flag); a holder of ``read:servers`` who is
+neither gets ``container_log: null`` and a report without them.
+
 Every route needs ``read:servers`` on that user's server, the scope that guards
 JupyterHub's own progress API: the owner and admins can read it; another user gets 404
 (JupyterHub answers "no access" and "no such thing" alike), a token without the scope 403.
@@ -52,7 +57,12 @@ from richprogress.typical.statistics import Typical
 from richprogress.web.arguments import checked_name, int_argument, spawn_id
 from richprogress.web.urls import hub_url
 from richprogress.web.views.history import stored_spawn
-from richprogress.web.views.payloads import spawner_facts, timeline_payload, timeline_report_text
+from richprogress.web.views.payloads import (
+    container_log_shown,
+    spawner_facts,
+    timeline_payload,
+    timeline_report_text,
+)
 
 #: the most spawns one page of the spawns list holds
 MAX_LIMIT = 100
@@ -109,6 +119,8 @@ class TimelineAPIHandler(APIHandler):
         # must never sniff them as HTML.
         self.set_header("X-Content-Type-Options", "nosniff")
         fmt = self.get_argument("format", self.default_format)
+        # the container's last lines, for the owner and admins (show_container_log)
+        show_log = container_log_shown(spawner, self.settings.get("config"), owner_name=user.name, viewer=self.current_user)
         if fmt == "text":
             self.set_header("Content-Type", "text/plain; charset=utf-8")
             self.finish(
@@ -119,11 +131,12 @@ class TimelineAPIHandler(APIHandler):
                     server_name=server_name,
                     hub_url=hub_url(self),
                     facts=facts,
+                    show_log=show_log,
                 )
             )
         elif fmt == "json":
             self.set_header("Content-Type", "application/json")
-            payload = timeline_payload(timeline, facts)
+            payload = timeline_payload(timeline, facts, show_log=show_log)
             # p50/p90 of past starts of this profile (or configured), else null
             payload["typical"] = typical
             self.finish(json.dumps(payload))
@@ -186,7 +199,10 @@ class SpawnAPIHandler(APIHandler):
             if not found.available:
                 raise unavailable(found)
             raise web.HTTPError(404, "No such spawn")
-        data = timeline_payload(timeline_of(spawn))
+        show_log = container_log_shown(
+            user.spawners.get(server_name), self.settings.get("config"), owner_name=user.name, viewer=self.current_user
+        )
+        data = timeline_payload(timeline_of(spawn), show_log=show_log)
         for key in ("id", "outcome", "profile_slug", "profile_name", "facts", "steps", "cause"):
             data[key] = spawn.get(key)
         self.set_header("Cache-Control", "no-cache")

@@ -33,14 +33,15 @@ from richprogress.web.views.history import (
     sees_all_failures,
     stored_failure,
 )
-from richprogress.web.views.payloads import spawner_facts
+from richprogress.web.views.payloads import container_log_shown, spawner_facts
 
 
 class HistoryHelpers:
     """``richprogress.history`` in our templates."""
 
-    def __init__(self, viewer_name: str | None = None) -> None:
+    def __init__(self, viewer_name: str | None = None, viewer: Any = None) -> None:
         self.viewer_name = viewer_name
+        self.viewer = viewer
 
     async def stored_failure(
         self, user: Any, server_name: str, hub_base_url: str, page_static_url: Any = None
@@ -54,6 +55,7 @@ class HistoryHelpers:
             hub_base_url,
             self.viewer_name,
             hub_url=urls.page_hub_url(page_static_url),
+            show_log=_shows_log(user, server_name, self.viewer),
         )
 
     async def notices(self, user: Any, hub_base_url: str) -> Notices:
@@ -70,8 +72,10 @@ class TemplateHelpers:
     page's ``user`` when an admin looks at someone else's server.
     """
 
-    def __init__(self, viewer_name: str | None = None) -> None:
+    def __init__(self, viewer_name: str | None = None, viewer: Any = None) -> None:
         self.viewer_name = viewer_name
+        #: the logged-in user itself (its admin flag decides who sees the container log)
+        self.viewer = viewer
 
     def static_url(self, hub_base_url: str, name: str) -> str:
         return urls.static_url(hub_base_url, name)
@@ -79,7 +83,7 @@ class TemplateHelpers:
     @property
     def history(self) -> HistoryHelpers:
         """The spawn history's page helpers."""
-        return HistoryHelpers(self.viewer_name)
+        return HistoryHelpers(self.viewer_name, self.viewer)
 
     def pending_data(
         self, spawner: Any, user: Any, hub_base_url: str, progress_url: str
@@ -118,11 +122,21 @@ class TemplateHelpers:
             viewer_name=self.viewer_name,
             facts=spawner_facts(spawner, timeline) if spawner is not None else None,
             own_pod=pending.own_pod_name(spawner),
+            show_log=_shows_log(user, server_name, self.viewer),
         )
+
+
+def _shows_log(user: Any, server_name: str, viewer: Any) -> bool:
+    """Whether ``viewer`` sees the container log of ``user``'s server (``show_container_log``)."""
+    spawners = getattr(user, "spawners", None)
+    spawner = spawners.get(server_name or "") if spawners is not None else None
+    settings = getattr(user, "settings", None)
+    config = settings.get("config") if isinstance(settings, dict) else None
+    return container_log_shown(spawner, config, owner_name=str(getattr(user, "name", "")), viewer=viewer)
 
 
 def template_helpers(current_user: Any = None) -> TemplateHelpers:
     """``template_vars`` value. JupyterHub calls it per page with the logged-in user, while
     the page's own ``user`` variable is the user whose server it shows."""
     name = getattr(current_user, "name", None)
-    return TemplateHelpers(name if isinstance(name, str) else None)
+    return TemplateHelpers(name if isinstance(name, str) else None, current_user)

@@ -16,7 +16,7 @@ from typing import Any
 from traitlets import Any as AnyTrait
 from traitlets import Dict as DictTrait
 from traitlets import List as ListTrait
-from traitlets import TraitError, Union, observe, validate
+from traitlets import TraitError, Unicode, Union, observe, validate
 from traitlets.config import LoggingConfigurable
 
 from richprogress.model.display import display_line
@@ -142,7 +142,37 @@ class EventFormatter(LoggingConfigurable):
         """,
     )
 
+    quiet_reasons = ListTrait(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="""
+        Event reasons whose rows are quiet: muted, one line, opened on click.
+
+        For warnings that are normal on your cluster, e.g. ``["FailedScheduling"]`` on a
+        cluster that always adds a machine for a new server. No regex needed: the event's
+        ``reason`` is compared whole. The record keeps its words and its severity, and the
+        diagnosis still reads it: if it turns out to be what went wrong, the page says so.
+        This wins over a rule's ``show``.
+        """,
+    )
+
+    hidden_reasons = ListTrait(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="""
+        Event reasons that get no row at all: they are only in the details ("Copy
+        details", the text and JSON endpoints), and the diagnosis still reads them.
+
+        Example: ``["NodeHasSufficientMemory"]``. This wins over ``quiet_reasons`` and a
+        rule's ``show``.
+        """,
+    )
+
     def __init__(self, **kwargs: Any) -> None:
+        # reason -> "quiet" / "hidden" (quiet_reasons and hidden_reasons, mirrored)
+        self._shows: dict[str, str] = {}
         self._ruleset: RuleSet | None = None
         # format_hook, mirrored: reading a trait costs ~6x a plain attribute
         self._hook: FormatHook | None = None
@@ -161,6 +191,25 @@ class EventFormatter(LoggingConfigurable):
     rules.tag(allowed="None (our default rules), or a list or dict of rules (docs/rules.md)")
     extra_rules.tag(allowed="a list or dict of rules (docs/rules.md)")
     format_hook.tag(allowed="None, or a callable hook(spawner, event, record)")
+    quiet_reasons.tag(allowed='a list of event reasons, e.g. ["FailedScheduling"]')
+    hidden_reasons.tag(allowed='a list of event reasons, e.g. ["NodeHasSufficientMemory"]')
+
+    @validate("quiet_reasons", "hidden_reasons")
+    def _validate_reasons(self, proposal: Any) -> Any:
+        name = proposal["trait"].name
+        value = proposal["value"]
+        for reason in value:
+            # a reason is one word (Kubernetes: UpperCamelCase); a regex or a sentence here
+            # would silently match nothing
+            if not reason or not reason.replace("_", "").replace("-", "").replace(".", "").isalnum():
+                raise refusal(self, name, value, f"{reason!r} is no event reason (one word, no regex)")
+        return value
+
+    @observe("quiet_reasons", "hidden_reasons")
+    def _reasons_changed(self, change: Any) -> None:
+        shows = {reason: "quiet" for reason in self.quiet_reasons}
+        shows.update({reason: "hidden" for reason in self.hidden_reasons})
+        self._shows = shows
 
     @validate("rules", "extra_rules")
     def _validate_rules(self, proposal: Any) -> Any:
@@ -278,6 +327,14 @@ class EventFormatter(LoggingConfigurable):
             self._log_once(("format",), "richprogress: formatting an event failed; showing it raw")
             return safe_record(event)
 
+    def _reason_show(self, record: EventRecord) -> EventRecord:
+        """``record`` shown as ``quiet_reasons`` / ``hidden_reasons`` say for its reason
+        (after the rules and their record cache, so the cached wording is never changed)."""
+        show = self._shows.get(record.get("reason") or "")
+        if show is not None and record.get("show") != show:
+            record["show"] = show  # the record is the caller's own copy
+        return record
+
     def format_event(self, event: Mapping[str, Any], spawner: Any = None) -> EventRecord:
         """Format one event into an EventRecord. Never raises.
 
@@ -286,6 +343,8 @@ class EventFormatter(LoggingConfigurable):
         from async code).
         """
         record = self._default_record(event)
+        if self._shows:
+            record = self._reason_show(record)
         hook = self._hook
         if hook is None:
             return record
@@ -298,6 +357,8 @@ class EventFormatter(LoggingConfigurable):
     async def format_event_async(self, event: Mapping[str, Any], spawner: Any = None) -> EventRecord:
         """Like ``format_event``, but awaits an async ``format_hook``. Never raises."""
         record = self._default_record(event)
+        if self._shows:
+            record = self._reason_show(record)
         hook = self._hook
         if hook is None:
             return record

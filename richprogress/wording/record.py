@@ -77,6 +77,7 @@ def build_record(
     severity = None
     rule_id = None
     fatal = False
+    show = "row"
     pure = True
     found = ruleset.match(match_values)
     if found is not None:
@@ -92,6 +93,7 @@ def build_record(
             rule_id = rule.id
             severity = rule.severity
             phase = rule.phase
+            show = rule.show
             if rule.fatal:
                 fatal = rule.fatal is True or is_fatal(rule, groups, log_once)
             if rule.hint is not None:
@@ -144,6 +146,9 @@ def build_record(
     if fatal:
         # only when true: records of causes that waiting can fix stay as they were
         record["fatal"] = True
+    if show != "row":
+        # only when not a plain row: the record of every other event stays as it was
+        record["show"] = show
     return record, pure
 
 

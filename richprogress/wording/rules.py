@@ -11,6 +11,7 @@ The rule engine. The rule format is kubespawner #910's
         "hint": "Check the image name.",      # a template too, same groups
         "phase": "image",                     # one of records.PHASE_NAMES
         "fatal": True,                        # waiting cannot fix it (fail fast)
+        "show": "quiet",                      # row (default) | quiet | hidden, see records.SHOWS
     }
 
 Semantics kept exactly from #910: each pattern is applied with ``re.match`` (anchored at the
@@ -34,10 +35,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from richprogress.model.records import PHASE_NAMES, SEVERITIES
+from richprogress.model.records import PHASE_NAMES, SEVERITIES, SHOWS
 from richprogress.wording.fields import MATCH_FIELDS, MATCH_INDEX
 
-RULE_KEYS = frozenset({"id", "match", "template", "severity", "hint", "phase", "description", "fatal"})
+RULE_KEYS = frozenset({"id", "match", "template", "severity", "hint", "phase", "description", "fatal", "show"})
 # Fields with a small vocabulary in practice (reason, component, fieldPath, type, kind,
 # container, namespace): rules are pre-matched on them once per combination and the result
 # memoized. Only ``message`` and ``name`` (one per user) vary freely and are matched per event.
@@ -69,6 +70,9 @@ class Rule:
     groups: frozenset[str] = frozenset()
     # Waiting cannot fix the cause this rule names (see richprogress.story.fail_fast).
     fatal: Fatal = False
+    # How the pages show its records (records.SHOWS): "row", or a muted "quiet" row, or
+    # "hidden" (the details only). Only the pages read it; the diagnosis sees every record.
+    show: str = "row"
     # Where the rule came from, for error messages, e.g. "rules[3]" or "extra_rules['x']".
     origin: str = ""
     # True when two fields define the same group name: then field order decides which value
@@ -257,6 +261,9 @@ def compile_rule(raw: Any, origin: str, default_id: str, *, pure_callables: bool
     if description is not None and not isinstance(description, str):
         raise RuleError(f"{where}: description must be a string")
     fatal = _check_fatal(raw.get("fatal", False), frozen_groups, where)
+    show = raw.get("show", "row")
+    if show not in SHOWS:
+        raise RuleError(f"{where}: show must be one of {', '.join(SHOWS)}, not {show!r}")
 
     render = make_renderer(template)
     render_hint = make_renderer(hint) if hint is not None else None
@@ -269,6 +276,7 @@ def compile_rule(raw: Any, origin: str, default_id: str, *, pure_callables: bool
         phase=phase,
         groups=frozen_groups,
         fatal=fatal,
+        show=show,
         origin=origin,
         ordered_groups=clash,
         render=render,

@@ -6,6 +6,8 @@
 //   #rp-summary, #rp-hint, #rp-facts, #rp-timeline (the rows, rows.js's markup), a#start
 //   (Relaunch, stock id), #rp-copy (Copy details; hidden without JS), #rp-copy-status,
 //   pre#rp-report in details#rp-report-details, button#rp-copy-ref[data-copy]
+//   details#rp-log-details (closed): #rp-log-heading, pre#rp-log (the container's last log
+//             lines, redacted, text only), button#rp-copy-log (hidden without a clipboard)
 //   time.rp-local          UTC time; this module appends the local time
 //   .rp-fold               records folded out of view
 //   Readiness: window._jupyterhub_page_loaded = true and body[data-richprogress="ready"]
@@ -32,6 +34,9 @@ function setUpFailurePage(data) {
   wireRenderedDetails();
   const ref = document.getElementById("rp-copy-ref");
   if (ref) wireCopy(ref, () => ref.dataset.copy || "");
+  const logLines = document.getElementById("rp-log");
+  const copyLog = document.getElementById("rp-copy-log");
+  if (copyLog && logLines) wireCopy(copyLog, () => logLines.textContent);
   const button = document.getElementById("rp-copy");
   const report = document.getElementById("rp-report");
   const status = document.getElementById("rp-copy-status");

@@ -15,6 +15,7 @@ from richprogress.model.display import display_text
 from richprogress.model.records import PHASE_LABELS
 from richprogress.model.timeline import STOPPED_BEFORE_READY, SpawnTimeline
 from richprogress.model.times import format_clock, format_duration, time_ago, utc_text, utcnow
+from richprogress.story.container_log import ContainerLog, log_heading, stored_container_log
 from richprogress.story.folding import fold_records, is_fold
 from richprogress.story.steps import step_durations
 from richprogress.story.verdict import decide
@@ -31,6 +32,7 @@ from richprogress.web.views.rows import (
     record_row,
     requested_row,
     row_floors,
+    row_shows,
 )
 from richprogress.web.views.rows import hint_label as label_of_hint
 
@@ -86,6 +88,11 @@ class FailureView:
     #: when the spawn ended (ISO 8601) and how long ago that was ("2 hours ago")
     ended_iso: str | None = None
     ended_ago: str = ""
+    #: the failing container's last log lines (``story.container_log``), redacted, for
+    #: viewers ``show_container_log`` names; else None
+    container_log: ContainerLog | None = None
+    #: the words above them (which container, which run, whether lines are left out)
+    container_log_heading: str = ""
 
 
 def failure_view(
@@ -99,6 +106,7 @@ def failure_view(
     viewer_name: str | None = None,
     facts: Facts | None = None,
     own_pod: str | None = None,
+    show_log: bool = False,
 ) -> FailureView | None:
     """The failure page's data, or None when there is no timeline to tell from.
 
@@ -106,6 +114,8 @@ def failure_view(
     owner (None, unknown, gives the neutral wording), in its headline, its hint and its
     rows. ``own_pod`` is the user's pod name. ``hub_url`` and ``facts`` go into the
     report as the timeline endpoint puts them into ``timeline.txt``: the same text.
+    ``show_log``: this viewer sees the container's last log lines (the caller decides,
+    ``payloads.container_log_shown``), on the page and in the report.
     """
     if timeline is None:
         return None
@@ -135,10 +145,13 @@ def failure_view(
     own_pod = own_pod or main_pod(records)
     owner = viewer_name is not None and viewer_name == user_name
     rows = [requested_row(timeline.started_at)]
+    # the records that get a row (story.quieted: "hidden" ones are only in the report)
+    shows = row_shows(records, diagnosis["record_id"])
+    shown = [r for r in records if shows[str(r.get("id"))] != "hidden"]
     # every record's floor, before folding: the clocks the live page shows
-    floors = row_floors(records, timeline.started_at)
+    floors = row_floors(shown, timeline.started_at)
     for item in fold_records(
-        records,  # type: ignore[arg-type]
+        shown,  # type: ignore[arg-type]
         FAILURE_PAGE_ROWS,
         decisive_id=diagnosis["record_id"],
     ):
@@ -151,9 +164,11 @@ def failure_view(
             timeline.started_at,
             floor=floors.get(str(item.get("id"))),
             own_pod=own_pod,
+            show=shows[str(item.get("id"))],
         )
         rows.append(_row_for_viewer(row, owner))
     phase = diagnosis["phase"]
+    shown_log = stored_container_log(timeline.container_log) if show_log else None
     summary = for_viewer(diagnosis["summary"], owner) or ""
     headline, reference = headline_parts(summary)
     return FailureView(
@@ -176,7 +191,7 @@ def failure_view(
         rows=rows,
         total_records=event_count(rows),
         report_text=timeline_report_text(
-            timeline, user=user_name, server_name=server_name, hub_url=hub_url, facts=facts
+            timeline, user=user_name, server_name=server_name, hub_url=hub_url, facts=facts, show_log=show_log
         ),
         # the pod has its own line above the admin facts: not twice
         facts=[
@@ -196,6 +211,8 @@ def failure_view(
         state=verdict.state,
         ended_iso=timeline.to_dict()["finished"],
         ended_ago=time_ago(finished, utcnow()) if finished else "",
+        container_log=shown_log,
+        container_log_heading=log_heading(shown_log) if shown_log else "",
     )
 
 

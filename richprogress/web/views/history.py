@@ -86,6 +86,7 @@ async def stored_failure(
     hub_base_url: str,
     viewer_name: str | None,
     hub_url: str | None = None,
+    show_log: bool = False,
 ) -> StoredFailure:
     """The failure page from the store, when the server's last spawn failed and it is
     neither running nor starting now."""
@@ -109,6 +110,7 @@ async def stored_failure(
         viewer_name=viewer_name,
         facts=shown_facts_of(spawn),
         own_pod=(spawn.get("facts") or {}).get("pod"),
+        show_log=show_log,
     ), note_of(found))
 
 

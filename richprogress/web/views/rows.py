@@ -24,6 +24,7 @@ from richprogress.model.times import (
     parse_timestamp,
     row_offset,
 )
+from richprogress.story.quieted import scale_up_in_hand, shown_as
 from richprogress.story.resolved import PROBLEM_SEVERITIES
 
 #: tokens this long or longer that hold one of "-/:." are kept whole between break points
@@ -152,8 +153,9 @@ def record_row(
     *,
     floor: float | None = None,
     own_pod: str | None = None,
+    show: str = "row",
 ) -> dict[str, Any]:
-    """One timeline row of the failure page.
+    """One timeline row of the failure page (``show``: "row" or "quiet", ``row_shows``).
 
     ``floor`` is the clock of the row above (``row_floors``): a row never reads earlier than
     it (Kubernetes mixes whole-second and microsecond stamps, so a later event can truncate
@@ -211,6 +213,21 @@ def record_row(
             + (f" ({last.strftime('%H:%M:%S')} UTC)" if last else "")
         ),
         "decisive": decisive_id is not None and record.get("id") == decisive_id,
+        # a muted one-line row that opens on click (static/rows.js shows it alike)
+        "quiet": show == "quiet",
+    }
+
+
+def row_shows(records: Iterable[Mapping[str, Any]], decisive_id: str | None) -> dict[str, str]:
+    """How each record shows, by id (``story.quieted.shown_as``): as the live page decides
+    once every record arrived (a scale-up quiets the FailedScheduling rows before it too)."""
+    listed = list(records)
+    scale_up = scale_up_in_hand(listed)
+    return {
+        str(record.get("id")): shown_as(
+            record, scale_up=scale_up, decisive=decisive_id is not None and record.get("id") == decisive_id
+        )
+        for record in listed
     }
 
 

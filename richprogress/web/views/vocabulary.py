@@ -17,6 +17,7 @@ from typing import Any, TypedDict
 
 from richprogress.model.display import REASON_WORDS, SEVERITY_WORDS
 from richprogress.model.records import PHASES, SEVERITIES
+from richprogress.story.quieted import ANSWERED_REASONS, SCALE_UP_REASONS
 from richprogress.story.verdict import SHOWS, STATE_WORDS, STATES
 
 __all__ = ["OVERCOME_PILL", "Vocabulary", "vocabulary"]
@@ -55,6 +56,9 @@ class Vocabulary(TypedDict):
     #: a row's pill word (model.display.row_word): ``severity`` (by severity) and
     #: ``reason`` (by severity, then reason)
     reasonWords: dict[str, dict[str, Any]]
+    #: when a FailedScheduling row is quiet (story.quieted): the reasons of a scale-up in
+    #: hand, and of the warnings it answers
+    quiet: dict[str, list[str]]
 
 
 def vocabulary() -> Vocabulary:
@@ -72,5 +76,6 @@ def vocabulary() -> Vocabulary:
             "severity": dict(SEVERITY_WORDS),
             "reason": {severity: dict(words) for severity, words in REASON_WORDS.items()},
         },
+        "quiet": {"scaleUpReasons": list(SCALE_UP_REASONS), "answeredReasons": list(ANSWERED_REASONS)},
     }
 

@@ -218,6 +218,8 @@ CONTAINERS: list[dict[str, Any]] = [
         "template": _probe_warning_sentence,
         "severity": "info",
         "phase": "starting",
+        # a Warning-type event about a probe that passed
+        "show": "quiet",
     },
     {
         "id": "container-post-start-failed",

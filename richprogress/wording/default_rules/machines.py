@@ -93,6 +93,8 @@ MACHINE_EVENTS: list[dict[str, Any]] = [
         "match": {"reason": r"NodeAllocatableEnforced\Z"},
         "template": "The new machine is setting aside room for its own services",
         "phase": "scaling",
+        # kubelet start-up bookkeeping on every new machine: nothing to act on
+        "show": "quiet",
     },
     {
         "id": "machine-disk-capacity",
@@ -100,6 +102,9 @@ MACHINE_EVENTS: list[dict[str, Any]] = [
         "template": "The new machine is still measuring its disk (normal while it starts)",
         "severity": "info",
         "phase": "scaling",
+        # a Warning every new machine's kubelet sends once before its first disk measurement
+        # (kubelet's image GC, "invalid capacity 0"): it scares for nothing
+        "show": "quiet",
     },
     {
         "id": "machine-ready",
@@ -112,6 +117,7 @@ MACHINE_EVENTS: list[dict[str, Any]] = [
         "match": {"reason": r"NodeHasSufficient(?:Memory|Disk|PID)\Z|NodeHasNoDiskPressure\Z", "kind": r"Node\Z"},
         "template": "The new machine reports enough room to start servers",
         "phase": "scaling",
+        "show": "quiet",
     },
     {
         "id": "machine-registered",

@@ -1,0 +1,156 @@
+"""Reading the failing container's last log lines through KubeSpawner's own API client,
+within a deadline and a byte bound, never raising into the spawn.
+
+Which container and which run come from the pod's status as the pods reflector holds it
+(no extra request): the first container that terminated or restarted (the notebook
+container first), else one that runs. A container that never ran has no log, and then
+nothing is read at all: an image that cannot be pulled costs no request. The latest run
+is read first (in a crash loop that is the run that just crashed, until the next one
+starts); ``previous=True`` only when that run wrote nothing and the container ran before.
+
+The answer is cut, cleaned and redacted once, here (``story.container_log``), before
+anything keeps it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from richprogress.story.container_log import MAX_BYTES, MAX_LINES, ContainerLog, container_log
+
+log = logging.getLogger("richprogress")
+
+#: seconds a log read may take before the spawn's failure goes on without it
+DEFAULT_TIMEOUT = 2.0
+#: what the API may send at most: more than is kept, so the end of the tail (which
+#: ``limitBytes`` would cut, as it keeps the start) is rarely lost
+READ_BYTES = 4 * MAX_BYTES
+
+
+def _statuses(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    status = pod.get("status") if isinstance(pod, Mapping) else None
+    found = (status or {}).get("containerStatuses") if isinstance(status, Mapping) else None
+    return [s for s in found or [] if isinstance(s, Mapping)]
+
+
+def log_target(pod: Mapping[str, Any] | None, preferred: str = "notebook") -> tuple[str, bool] | None:
+    """``(container, restarted)`` whose log tells why the pod failed, or None when no
+    container has run (nothing to read). ``restarted``: it ran before its latest run, so
+    an empty latest run can be told by the one before (``previous``)."""
+    if not pod:
+        return None
+    statuses = _statuses(pod)
+    statuses.sort(key=lambda s: s.get("name") != preferred)
+    running: str | None = None
+    for status in statuses:
+        name = status.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        state = _mapping(status.get("state"))
+        last = _mapping(status.get("lastState"))
+        restarted = "terminated" in last or _count(status.get("restartCount")) > 0
+        if "terminated" in state or restarted:
+            return name, restarted
+        if "running" in state and running is None:
+            running = name  # it runs and never answered: what it says may tell why
+    return (running, False) if running is not None else None
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+async def read_container_log(
+    api: Any,
+    namespace: str,
+    pod_name: str,
+    container: str,
+    restarted: bool,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> ContainerLog | None:
+    """The last lines of ``container``'s latest run (in a crash loop, the run that just
+    crashed: the kubelet serves it until the next one starts), or, when that run wrote
+    nothing and the container ``restarted``, of the run before (``previous``); kept as
+    ``story.container_log`` says. None when it cannot be read within ``timeout`` seconds
+    (both reads together) or the API refuses: logged, never raised."""
+    try:
+        return await asyncio.wait_for(_read(api, namespace, pod_name, container, restarted, timeout), timeout)
+    except asyncio.TimeoutError:
+        log.warning(
+            "richprogress: the log of %s/%s (container %s) took over %g s to read; the failure goes on without it",
+            namespace, pod_name, container, timeout,
+        )  # fmt: skip
+    except Exception as exc:  # a 400 (no such run), a 403 (no pods/log permission), a drop
+        status = getattr(exc, "status", None)
+        if status == 403 and not _told_forbidden:
+            _say_forbidden()
+        log.info(
+            "richprogress: could not read the log of %s/%s (container %s): %s",
+            namespace, pod_name, container, status or type(exc).__name__,
+        )  # fmt: skip
+    return None
+
+
+_told_forbidden = False
+
+
+def _say_forbidden() -> None:
+    """Once per hub process: the hub's role lacks ``pods/log`` (z2jh's does by default)."""
+    global _told_forbidden
+    _told_forbidden = True
+    log.warning(
+        "richprogress: the hub may not read pods/log (403), so failure pages show no container log;"
+        " grant its service account 'get' on pods/log to show it (docs/container-log.md)"
+    )
+
+
+async def _read(api: Any, namespace: str, pod_name: str, container: str, restarted: bool, timeout: float) -> ContainerLog:
+    data = await _fetch(api, namespace, pod_name, container, False, timeout)
+    previous = False
+    if not data.strip() and restarted:
+        try:
+            data = await _fetch(api, namespace, pod_name, container, True, timeout)
+            previous = True
+        except LogRefused:
+            pass  # no run before it the kubelet still has: the latest run's (empty) log
+    text = data[:READ_BYTES].decode("utf-8", "replace")
+    filled = len(data) >= READ_BYTES or text.count("\n") >= MAX_LINES
+    return container_log(container, previous, text, maybe_more=filled)
+
+
+class LogRefused(Exception):
+    """The API answered the log request with an error status."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+
+
+async def _fetch(api: Any, namespace: str, pod_name: str, container: str, previous: bool, timeout: float) -> bytes:
+    # the raw answer (_preload_content=False): the client would otherwise json.loads a
+    # log that happens to be JSON (a JSON logger's one line) and hand back a dict
+    response = await api.read_namespaced_pod_log(
+        pod_name,
+        namespace,
+        container=container,
+        previous=previous,
+        tail_lines=MAX_LINES,
+        limit_bytes=READ_BYTES,
+        _request_timeout=timeout,
+        _preload_content=False,
+    )
+    try:
+        if not 200 <= response.status < 300:
+            raise LogRefused(response.status)
+        return bytes(await response.read())
+    finally:
+        response.release()
+
