@@ -1,8 +1,9 @@
 """richprogress: readable, trustworthy, screenshot-friendly spawn progress for JupyterHub.
 
 The formatter (``EventFormatter``) needs only traitlets; the hub pieces (``setup``,
-``RichProgressMixin``, ``RichKubeSpawner``) are imported on first use so that the
-command line and the formatter work without JupyterHub or KubeSpawner installed.
+``RichProgressMixin``, ``RichKubeSpawner``, and ``note`` for hooks' own progress rows) are
+imported on first use so that the command line and the formatter work without JupyterHub
+or KubeSpawner installed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ __all__ = [
     "RichProgressMixin",
     "RichKubeSpawner",
     "setup",
+    "note",
 ]
 
 _LAZY = {
@@ -24,6 +26,7 @@ _LAZY = {
     "RichProgressMixin": "richprogress.stream.mixin",
     "RichKubeSpawner": "richprogress.kube.spawner",
     "setup": "richprogress.hub_setup",
+    "note": "richprogress.stream.notes",
 }
 
 

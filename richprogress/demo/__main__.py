@@ -12,9 +12,16 @@ import argparse
 import signal
 import sys
 import threading
+from pathlib import Path
 from types import FrameType
 
 from .hub import DemoHub, DemoHubError
+from .replay_setup import (
+    ReplayError,
+    check_config,
+    load_replay,
+    replay_start_timeout,
+)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -51,6 +58,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="SQLAlchemy URL of the spawn history database, e.g. "
         "postgresql://user@127.0.0.1/richprogress (default: a SQLite file in the hub's folder)",
     )
+    parser.add_argument(
+        "--replay",
+        default=None,
+        metavar="FILE",
+        help="play your own spawn's events: a `kubectl get events -o json` dump (a List, a "
+        "JSON array or JSON lines), at their own times divided by --speed, as the spawn "
+        "form's first profile",
+    )
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="a jupyterhub_config.py of yours, loaded after the demo's (your c.EventFormatter "
+        "rules, a pre_spawn_hook that calls richprogress.note)",
+    )
     args = parser.parse_args(argv)
     if args.speed <= 0:
         parser.error("--speed must be positive")
@@ -59,6 +81,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # the files first: bad input gets one line before any server starts
+    extra_config = ""
+    replay = None
+    try:
+        if args.replay is not None:
+            replay = load_replay(args.replay)
+            if args.start_timeout is None:
+                args.start_timeout = replay_start_timeout(replay, args.speed)
+        if args.config is not None:
+            extra_config += f"load_subconfig({str(check_config(args.config))!r})\n"
+    except ReplayError as error:
+        prefix = "" if str(error).startswith("--config") or args.replay is None else "--replay "
+        print(f"richprogress demo: {prefix}{error}", file=sys.stderr, flush=True)
+        return 2
     stop = threading.Event()
 
     def _on_signal(signum: int, frame: FrameType | None) -> None:
@@ -78,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         history_url=args.history_url,
         # the log path printed below must still hold the log after Ctrl-C
         keep_logs=True,
+        extra_config=extra_config,
+        replay=args.replay,
     )
     print(f"Starting the richprogress demo (speed x{args.speed:g})...", flush=True)
     try:
@@ -89,9 +127,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if stop.is_set():
             return 130
+        if replay is not None:
+            what = (
+                f'Start the first profile, "Replay: {Path(args.replay).name}": {replay.events} events of '
+                f"{replay.pod} over {replay.duration:g} s, played at x{args.speed:g}"
+                + (f" ({replay.skipped} events of other objects left out)" if replay.skipped else "")
+                + "."
+            )
+        else:
+            what = "Pick a scenario in the spawn form (image-not-found shows a failure)."
         print(
             f"Open {url} and log in with any name and password.\n"
-            f"Pick a scenario in the spawn form (image-not-found shows a failure).\n"
+            f"{what}\n"
             f"Press Ctrl-C to stop. (hub log: {hub.log_path})"
             + (f"\nState is kept in {hub.workdir}: run again with --state-dir to restart the hub." if args.state_dir else ""),
             flush=True,

@@ -93,6 +93,8 @@ class DemoHub:
             SQLite file in ``workdir``.
         extra_config: Python appended to the demo config (loaded after it), for tests.
         ready_timeout: seconds to wait for the hub to answer before giving up.
+        replay: a ``kubectl get events -o json`` dump the cluster plays for pods of the
+            scenario ``replay`` (``cluster/replay.py``).
     """
 
     def __init__(
@@ -106,6 +108,7 @@ class DemoHub:
         ready_timeout: float = 60.0,
         history_url: str | None = None,
         keep_logs: bool = False,
+        replay: str | os.PathLike[str] | None = None,
     ) -> None:
         if speed <= 0:
             raise ValueError(f"speed must be positive, not {speed!r}")
@@ -122,6 +125,7 @@ class DemoHub:
         self.extra_config = extra_config
         self.history_url = history_url
         self.keep_logs = keep_logs
+        self.replay = Path(replay).expanduser().resolve() if replay is not None else None
         self.ready_timeout = ready_timeout
         #: an admin service token (scopes: admin:users, admin:servers, read/access:servers)
         self.api_token = secrets.token_hex(24)
@@ -230,6 +234,7 @@ class DemoHub:
                 repr(self.speed),
                 "--kubeconfig",
                 str(kubeconfig),
+                *(["--replay", str(self.replay)] if self.replay is not None else []),
             ],
             stdout=subprocess.PIPE,
             stderr=log,
@@ -324,6 +329,7 @@ class DemoHub:
                 "RICHPROGRESS_DEMO_API_TOKEN": self.api_token,
                 "RICHPROGRESS_DEMO_EXTRA_CONFIG": str(extra),
                 "RICHPROGRESS_DEMO_HISTORY_URL": self.history_url or "",
+                "RICHPROGRESS_DEMO_REPLAY": str(self.replay or ""),
                 # CHP is a node script: make sure `node` next to it is found too
                 "PATH": os.pathsep.join([str(Path(chp).parent), env.get("PATH", "")]),
             }

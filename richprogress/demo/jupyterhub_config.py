@@ -208,6 +208,15 @@ c.KubeSpawner.profile_list = [
     },
 ]
 
+# `--replay FILE`: the recorded events play as the first profile, the one chosen by default
+_replay = env.get("RICHPROGRESS_DEMO_REPLAY")
+if _replay:
+    from richprogress.demo.replay_setup import replay_profile
+
+    for _profile in c.KubeSpawner.profile_list:
+        _profile.pop("default", None)
+    c.KubeSpawner.profile_list.insert(0, replay_profile(Path(_replay)))
+
 # The operator scenarios report on the pod's JupyterServer custom resource: follow its events.
 c.RichKubeSpawner.followed_objects = [
     {"kind": "JupyterServer", "api_version": "demo.richprogress.org/v1alpha1", "name": "{pod_name}"},

@@ -61,6 +61,7 @@ from richprogress.model.timeline import SpawnTimeline
 from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.inbox import ObjectKey, Subscription
 from richprogress.stream.mixin import RichProgressMixin
+from richprogress.stream.notes import hook_guarded
 from richprogress.stream.pump import Closer
 from richprogress.stream.spawn_facts import keep_facts
 
@@ -282,7 +283,9 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
     async def start(self) -> Any:
         """Start as KubeSpawner does, keeping the timeline (see ``RichProgressMixin``)."""
         self._rp_options_loaded = False
-        return await super().start()
+        # a failing modify_pod_hook is shown as the cause, not as a bare exception text
+        with hook_guarded(self, "modify_pod_hook"):
+            return await super().start()
 
     # -- the container's last words (logic in richprogress.kube.container_log) -------------
 

@@ -49,6 +49,7 @@ from richprogress.stream.live_diagnosis import (
     quiet_tornado_after_timeout,
     stop_early,
 )
+from richprogress.stream.notes import run_guarded
 from richprogress.stream.parent_progress import MESSAGE, message_record, open_parent_feed
 from richprogress.stream.patience import PatiencePlan
 from richprogress.stream.patience_check import message_problem, waiting_for_problem
@@ -397,6 +398,18 @@ class RichProgressMixin(LoggingConfigurable):
         broadcast.notify()
         spawn_ended(self, timeline)
         return result
+
+    async def run_pre_spawn_hook(self) -> Any:
+        """Run ``pre_spawn_hook`` as the parent does; if it raises, the spawn's timeline gets
+        the failure as its cause and ends (``start()`` will not run), then the exception
+        goes on to JupyterHub (``richprogress.stream.notes``)."""
+        return await run_guarded(self, "pre_spawn_hook", super().run_pre_spawn_hook, end=True)  # type: ignore[misc]
+
+    async def run_auth_state_hook(self, auth_state: Any) -> Any:
+        """Run ``auth_state_hook`` as the parent does, its failure shown as ``run_pre_spawn_hook``
+        shows one."""
+        parent = super().run_auth_state_hook  # type: ignore[misc]
+        return await run_guarded(self, "auth_state_hook", lambda: parent(auth_state), end=True)
 
     async def _rp_start_or_stop_early(
         self, starting: asyncio.Future[Any], timeline: SpawnTimeline, broadcast: TimelineBroadcast

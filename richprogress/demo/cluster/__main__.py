@@ -14,6 +14,7 @@ import signal
 import sys
 
 from .cluster import SimulatedCluster
+from .replay import REPLAY_SCENARIO, ReplayError, load_replay
 from .scenarios import builtin_registry
 
 
@@ -48,6 +49,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="write events as client-go's recorders do: throttled, merged, late, expiring after 1 h",
     )
+    parser.add_argument(
+        "--replay",
+        metavar="FILE",
+        help="a `kubectl get events -o json` dump: pods annotated with the scenario "
+        "'replay' play its events at their own times (replay.py)",
+    )
     parser.add_argument("--log-level", default="WARNING", help="Python logging level")
     return parser.parse_args(argv)
 
@@ -61,6 +68,8 @@ async def run(args: argparse.Namespace) -> None:
         exec_commands=args.exec_commands,
         real_event_rates=args.real_event_rates,
     )
+    if args.replay:
+        cluster.scenarios[REPLAY_SCENARIO] = load_replay(args.replay).scenario
     url = await cluster.start(args.host, args.port)
     if args.kubeconfig:
         cluster.write_kubeconfig(args.kubeconfig)
@@ -80,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     try:
         asyncio.run(run(args))
+    except ReplayError as e:
+        print(f"richprogress-cluster: --replay {e}", file=sys.stderr)
+        return 2
     except OSError as e:  # e.g. the port is taken: one clear line, no traceback
         print(f"richprogress-cluster: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
         return 2
