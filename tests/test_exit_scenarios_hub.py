@@ -29,7 +29,8 @@ HTTP_TIMEOUT = 3
 
 @pytest.fixture(scope="module")
 def hub() -> Any:
-    extra = f"c.KubeSpawner.http_timeout = {HTTP_TIMEOUT}\n"
+    # the metrics page open to the test, which reads what the spawn end counted
+    extra = f"c.KubeSpawner.http_timeout = {HTTP_TIMEOUT}\nc.JupyterHub.authenticate_prometheus = False\n"
     with DemoHub(speed=SPEED, start_timeout=START_TIMEOUT, extra_config=extra) as demo:
         yield demo
 
@@ -115,6 +116,29 @@ async def test_the_failure_page_names_the_cause(hub, profile, name, sentence):
         assert re.search(rf"never answered the hub on port \d+ of 127\.[\d.]+ within {HTTP_TIMEOUT} s \(it may listen "
                          r"on another port or address, or still be loading\)\.", page), page[:3000]
     else:
-        # the hub's own start timeout: its error has no text, ours names the limit
-        assert live == "Spawn failed: "
+        # the hub's own start timeout (its error has no text) or KubeSpawner's, which waits
+        # for the pod as long: whichever fires first, the page names the limit the same way
+        assert live in ("Spawn failed: ", f"Spawn failed: pod default/jupyter-{name} did not start in {START_TIMEOUT:g} seconds!"), live
         assert "the next start may be faster" in page
+
+
+async def test_a_server_that_never_answers_is_stored_as_failed(hub):
+    # start() returned, so the pages said "ready" for a moment; the hub's HTTP check then
+    # gave up: the history and the metrics must hear of a failure, once, not of a start
+    name = "nora"
+    events, _ = await spawn_with(hub, name, {"profile": "never-answers"})
+    assert events[-1].get("failed") is True, events[-1]
+    deadline = time.monotonic() + 20
+    while True:
+        spawns = hub.api("GET", f"richprogress/users/{name}/spawns")["spawns"]
+        if spawns or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert [s["outcome"] for s in spawns] == ["failed"], spawns
+    assert "never answered the hub on port" in spawns[0]["summary"], spawns[0]
+    answer = requests.get(f"{hub.url}hub/metrics", timeout=10)
+    assert answer.status_code == 200, answer.status_code
+    metrics = answer.text
+    counts = dict(re.findall(r'^richprogress_spawn_duration_seconds_count\{outcome="(\w+)",profile="never-answers"\} '
+                             r'([\d.]+)$', metrics, re.M))
+    assert counts.get("ready", "0") in ("0", "0.0") and float(counts.get("failed", "0")) >= 1, (counts, [m for m in metrics.splitlines() if m.startswith("richprogress_spawn_duration_seconds_count")])

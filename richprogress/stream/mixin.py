@@ -307,6 +307,30 @@ class RichProgressMixin(LoggingConfigurable):
     #: the loop's time when start() returned (the hub's HTTP check begins then)
     _rp_started_at = 0.0
     _rp_fail_fast: asyncio.Future[None] | None = None
+    #: a timeline that start() ended "ready" while JupyterHub's HTTP check of the server is
+    #: still to come: its end is told when that check is over (it may yet fail the spawn)
+    _rp_end_untold: SpawnTimeline | None = None
+
+    # JupyterHub sets ``_start_pending`` before start() and clears it once its HTTP check of
+    # the new server is over (``User.spawn`` and ``_wait_up``, 5.x and 6.x): after clearing
+    # ``_waiting_for_response`` when the server answered; while that is still set when the
+    # check gave up (``User.stop`` clears it, then calls our stop(), which tells the failure).
+    # Clearing it is the one sign that the check passed, so it is a property here.
+    @property
+    def _start_pending(self) -> bool:
+        return bool(self.__dict__.get("_rp_start_pending", False))
+
+    @_start_pending.setter
+    def _start_pending(self, pending: bool) -> None:
+        self.__dict__["_rp_start_pending"] = pending
+        if not pending and not getattr(self, "_waiting_for_response", False):
+            self._rp_tell_end()
+
+    def _rp_tell_end(self) -> None:
+        """Tell the spawn's end that start() held back (``_rp_end_untold``), once."""
+        timeline, self._rp_end_untold = self._rp_end_untold, None
+        if timeline is not None:
+            spawn_ended(self, timeline)
 
     def _rp_new_timeline(self) -> SpawnTimeline:
         started = getattr(getattr(self, "orm_spawner", None), "started", None)
@@ -396,7 +420,12 @@ class RichProgressMixin(LoggingConfigurable):
         timeline.finish("ready")
         self._rp_started_at = asyncio.get_running_loop().time()
         broadcast.notify()
-        spawn_ended(self, timeline)
+        if self._start_pending:
+            # in JupyterHub's spawn: the history and the metrics hear of it after the HTTP
+            # check, which may still find that the server never answers (stop() then)
+            self._rp_end_untold = timeline
+        else:
+            spawn_ended(self, timeline)
         return result
 
     async def run_pre_spawn_hook(self) -> Any:
@@ -496,6 +525,7 @@ class RichProgressMixin(LoggingConfigurable):
             if message is not None:
                 timeline.finish("failed", message)
                 self._rp_broadcast(timeline).notify()
+        self._rp_tell_end()
         return await super().stop(*args, **kwargs)  # type: ignore[misc]
 
     # -- the pump (the timeline's only writer) ---------------------------------------------------
