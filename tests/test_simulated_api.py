@@ -440,4 +440,6 @@ def test_command_line_options_for_the_peer_suites():
     assert args.extra_image == ["python:3.12-slim", "quay.io/jupyterhub/jupyterhub:latest"]
     assert args.exec_commands and args.real_event_rates
     plain = parse_args([])
-    assert (plain.extra_image, plain.exec_commands, plain.real_event_rates) == ([], False, False)
+    # real event rates are the default; --every-event writes each occurrence instead
+    assert (plain.extra_image, plain.exec_commands, plain.real_event_rates) == ([], False, True)
+    assert parse_args(["--every-event"]).real_event_rates is False
