@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from cluster_fixtures import running_cluster
+from cluster_fixtures import running_cluster, wait_until
 from test_kubespawner import check_stream, make_spawner, spawn
 
-from richprogress.demo.cluster.recorder import COMBINED_PREFIX
+from richprogress.demo.cluster.recorder import COMBINED_PREFIX, expire
+from richprogress.web.views.failure import failure_view
 
 PROBES = 12
 CONTAINER = "spec.containers{{container}}"
@@ -47,16 +50,29 @@ def slow_server_scenario() -> dict[str, Any]:
             "steps": steps}
 
 
-async def test_a_merged_probe_failure_is_worded_like_the_others(tmp_path: Path) -> None:
-    scenarios = tmp_path / "scenarios"
-    scenarios.mkdir()
-    (scenarios / "slow-server.json").write_text(json.dumps(slow_server_scenario()), encoding="utf-8")
-    async with running_cluster(tmp_path, speed=50, scenario_dir=scenarios) as cluster:
+@asynccontextmanager
+async def rich_cluster(tmp_path: Path, **options: Any) -> AsyncIterator[Any]:
+    """``running_cluster`` (real event rates) with our reflectors stopped at the end."""
+    async with running_cluster(tmp_path, speed=50, **options) as cluster:
         import kubernetes_asyncio.config.kube_config as kube_config
 
         previous = kube_config.KUBE_CONFIG_DEFAULT_LOCATION
         kube_config.KUBE_CONFIG_DEFAULT_LOCATION = os.environ["KUBECONFIG"]
         try:
+            yield cluster
+        finally:
+            from richprogress.kube.spawner import RichKubeSpawner
+
+            await RichKubeSpawner._stop_all_reflectors()
+            kube_config.KUBE_CONFIG_DEFAULT_LOCATION = previous
+
+
+async def test_a_merged_probe_failure_is_worded_like_the_others(tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    (scenarios / "slow-server.json").write_text(json.dumps(slow_server_scenario()), encoding="utf-8")
+    async with rich_cluster(tmp_path, scenario_dir=scenarios) as cluster:
+        if True:
             spawner = make_spawner(cluster, "mira", "slow-server")
             events, error = await spawn(spawner)
             assert error is None
@@ -75,8 +91,32 @@ async def test_a_merged_probe_failure_is_worded_like_the_others(tmp_path: Path) 
             assert cause in merged[0]["message"]
             assert all("combined" not in r["message"] for r in records)
             await spawner.stop(now=True)
-        finally:
-            from richprogress.kube.spawner import RichKubeSpawner
 
-            await RichKubeSpawner._stop_all_reflectors()
-            kube_config.KUBE_CONFIG_DEFAULT_LOCATION = previous
+
+async def test_the_failure_page_tells_the_story_after_the_events_expired(tmp_path: Path) -> None:
+    """The API server deletes an event an hour after its last write (--event-ttl): a user
+    who opens the failure page later still reads the cause and every row, from the stored
+    timeline, not from the events the cluster no longer has."""
+    async with rich_cluster(tmp_path) as cluster:
+        spawner = make_spawner(cluster, "olga", "image-not-found")
+        events, error = await spawn(spawner)
+        assert error is not None
+        before = failure_view("olga", "", spawner.spawn_timeline)
+        assert before is not None and "not found" in before.summary and before.rows
+        kubelet = cluster.kubelet
+        assert expire(cluster.store, kubelet._written, kubelet.now() + 3600) > 0
+        assert cluster.events_for(spawner.pod_name) == []
+        # the hub hears the deletions; a reload reads the page again
+        await wait_until(lambda: _known_events(spawner) == 0)
+        after = failure_view("olga", "", spawner.spawn_timeline)
+        assert after is not None
+        assert (after.summary, after.hint) == (before.summary, before.hint)
+        assert [(r.get("id"), r.get("message")) for r in after.rows] == [
+            (r.get("id"), r.get("message")) for r in before.rows]
+        await spawner.stop(now=True)
+
+
+def _known_events(spawner: Any) -> int:
+    """The pod's events the hub's events reflector still holds."""
+    resources = spawner.event_reflector.resources
+    return sum(1 for e in list(resources.values()) if e["involvedObject"]["name"] == spawner.pod_name)
