@@ -151,3 +151,41 @@ def test_a_scheduler_warning_the_series_keeps_quiet_holds_by_time() -> None:
     early = assess([record], now=30.0, first_seen={record["id"]: 0.0}, policy=policy)
     assert not early.stop and early.held and early.recheck_in == 30.0
     assert assess([record], now=60.0, first_seen={record["id"]: 0.0}, policy=policy).stop
+
+
+async def test_a_verdict_rides_on_the_last_record_of_the_change_it_follows() -> None:
+    """The kubelet writes a retry's events together (the pull's count, then the "not found"
+    one's): the hub may take both in one batch, and the "hopeless" verdict they make must
+    reach the page after both rows, never beside a "not found" row still counted once."""
+    from richprogress.model.timeline import SpawnTimeline
+    from richprogress.stream.broadcast import TimelineBroadcast
+    from richprogress.stream.live_diagnosis import LiveDiagnoser
+    from richprogress.stream.progress_events import progress_events
+
+    formatter = EventFormatter()
+    pull = kubelet("Pulling", 'Pulling image "quay.io/x/nb:gone"', "Normal")
+    failed = kubelet("Failed", not_found("gone"))
+    first = [formatter.format_event(written) for written in written_by_legacy([(0.0, pull), (0.0, failed)])]
+    again = [formatter.format_event(written) for written in written_by_legacy(
+        [(0.0, pull), (0.0, failed), (1.0, pull), (1.0, failed)])[2:]]
+    assert [r["count"] for r in again] == [2, 2] and [r["id"] for r in again] != [r["id"] for r in first]
+    # the same events (ids) as the first pass, counted twice
+    again = [{**r, "id": f["id"]} for r, f in zip(again, first, strict=True)]
+
+    timeline, broadcast = SpawnTimeline(), TimelineBroadcast()
+    live = broadcast.live = LiveDiagnoser(FailFastPolicy(enabled=False, repeats=2, hold_seconds=0))
+
+    def add(records: list[dict[str, Any]]) -> None:
+        for record in records:
+            stored, _ = timeline.add(record)  # type: ignore[arg-type]
+            live.note(timeline, stored)
+
+    add(first)
+    reader = progress_events(lambda: (timeline, broadcast))
+    sent = [await reader.__anext__() for _ in first]
+    assert [e.get("verdict", {}).get("state") for e in sent] == [None, "blocked"]
+    add(again)  # one batch for the reader
+    sent = [await reader.__anext__() for _ in again]
+    assert [(e["record"]["reason"], e["record"]["count"]) for e in sent] == [("Pulling", 2), ("Failed", 2)]
+    assert [e.get("verdict", {}).get("state") for e in sent] == [None, "hopeless"]
+    await reader.aclose()
