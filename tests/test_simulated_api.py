@@ -440,4 +440,23 @@ def test_command_line_options_for_the_peer_suites():
     assert args.extra_image == ["python:3.12-slim", "quay.io/jupyterhub/jupyterhub:latest"]
     assert args.exec_commands and args.real_event_rates
     plain = parse_args([])
-    assert (plain.extra_image, plain.exec_commands, plain.real_event_rates) == ([], False, False)
+    # real event rates are the default; --every-event writes each occurrence instead
+    assert (plain.extra_image, plain.exec_commands, plain.real_event_rates) == ([], False, True)
+    assert parse_args(["--every-event"]).real_event_rates is False
+
+
+def test_an_update_that_changes_nothing_is_not_written():
+    """kube-apiserver's storage (GuaranteedUpdate) skips a no-op update: same
+    resourceVersion, no watch event. The kubelet's repeated "unschedulable" status relies
+    on it: the scheduler's event series key holds the pod's resourceVersion."""
+    from richprogress.demo.cluster.store import ObjectStore
+
+    store = ObjectStore()
+    created = store.create("pods", {"metadata": {"name": "p", "namespace": "default"}, "status": {"phase": "Pending"}})
+    changes = []
+    store.add_listener(changes.append)
+    same = store.update("pods", "default", "p", lambda o: o["status"].update(phase="Pending"))
+    assert same["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"] and changes == []
+    moved = store.update("pods", "default", "p", lambda o: o["status"].update(phase="Running"))
+    assert int(moved["metadata"]["resourceVersion"]) > int(created["metadata"]["resourceVersion"])
+    assert [c.type for c in changes] == ["MODIFIED"]

@@ -157,8 +157,13 @@ async def test_user_namespaces_use_cluster_wide_lists(tmp_path):
 # scenario -> the reasons of its first pass (in order), and whether the pod becomes ready
 SCENARIO_TABLE = {
     "happy-path": (["Scheduled", "Pulling", "Pulled", "Created", "Started"], True),
+    # Real event rates (the default): the scheduler's series key (client-go tools/events
+    # getKey) holds the pod's reference with its resourceVersion, and the unschedulable
+    # condition moves that, so the first retry starts a second FailedScheduling event; the
+    # key has no message, so the first "not-ready taint" failure only counts into that
+    # series, and the taint's retry (after the next status change) is the third event.
     "scale-up": (
-        ["FailedScheduling", "TriggeredScaleUp", "FailedScheduling", "Scheduled",
+        ["FailedScheduling", "TriggeredScaleUp", "FailedScheduling", "FailedScheduling", "Scheduled",
          "TaintManagerEviction", "Pulling", "Pulled", "Created", "Started"],
         True,
     ),
@@ -746,7 +751,10 @@ async def test_loop_back_off_grows_only_the_retry_waits(tmp_path, monkeypatch):
         await asyncio.sleep(0)
 
     monkeypatch.setattr(SimulatedKubelet, "sleep", record)
-    async with running_cluster(tmp_path) as cluster:
+    # every event written: the count below shows each retry's pull. With real rates the
+    # pod's 25-write burst runs out first and, the clock standing still here, never refills
+    # (tests/test_event_recorder.py pins that).
+    async with running_cluster(tmp_path, real_event_rates=False) as cluster:
         async with aiohttp.ClientSession(cluster.url) as session:
             await session.post(PODS, json=pod_body("jupyter-q", image=MISSING_IMAGE))
         await wait_until(lambda: len(waits) >= 4 + 3 * 7)

@@ -70,6 +70,10 @@ class EventRecord(_EventRecordRequired, total=False):
     #: waiting cannot fix the cause (a rule's ``fatal``; only present when true, or when a
     #: ``format_hook`` set it)
     fatal: bool
+    #: Kubernetes merged similar events (same source, object, type and reason, more than 10
+    #: messages in 10 minutes) into this one; ``raw_message`` is the newest, without the
+    #: "(combined from similar events): " prefix (only present when true)
+    combined: bool
     #: the spawn got past this warning or error (a later step, or a later success of the
     #: same kind: ``resolved``); only present when true. Set by the spawner, never by rules
     overcome: bool

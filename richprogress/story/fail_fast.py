@@ -84,6 +84,32 @@ def is_fatal(record: Mapping[str, object]) -> bool:
     return record.get("fatal") is True
 
 
+def same_cause(records: Sequence[Mapping[str, object]], record: Mapping[str, object]) -> list[Mapping[str, object]]:
+    """The records that say what ``record`` says (same rule, same words), ``record`` among them.
+
+    Real event recorders write one cause as several events: the scheduler's series starts
+    over when the pod's resourceVersion moved or after 6 quiet minutes, the API server
+    deletes an event an hour after its last write and the recorder writes it anew. Each is
+    a record of its own, with its own count and first sighting."""
+    rule, message = record.get("rule"), record.get("message")
+    said = [r for r in records if rule is not None and r.get("rule") == rule and r.get("message") == message]
+    return said if any(r is record for r in said) else [*said, record]
+
+
+def cause_count(records: Sequence[Mapping[str, object]], record: Mapping[str, object]) -> int:
+    """How often the cause ``record`` says happened, over every record that says it."""
+    return max(record_count(record), sum(record_count(r) for r in same_cause(records, record)))
+
+
+def cause_seen_at(
+    records: Sequence[Mapping[str, object]], record: Mapping[str, object], first_seen: Mapping[str, float], now: float
+) -> float:
+    """When the cause ``record`` says was first seen, by any record that says it (``now``
+    for a record not in ``first_seen``): a new event for the same cause does not restart
+    the hold time."""
+    return min(first_seen.get(str(r.get("id")), now) for r in same_cause(records, record))
+
+
 def assess(
     records: Sequence[EventRecord],
     *,
@@ -117,14 +143,16 @@ def assess(
     )
     if not fatal:
         return Assessment(diagnosis)
-    seen_at = (first_seen or {}).get(record_id, now)
+    # the cause, not the one event: Kubernetes may have written it as several (same_cause)
+    seen_at = cause_seen_at(records, record, first_seen or {}, now)
     held_for = max(0.0, now - seen_at)
-    by_count = policy.repeats > 0 and count >= policy.repeats
+    happened = cause_count(records, record)
+    by_count = policy.repeats > 0 and happened >= policy.repeats
     by_time = policy.hold_seconds > 0 and held_for >= policy.hold_seconds
     due = by_count or by_time or (policy.repeats <= 0 and policy.hold_seconds <= 0)
     # the evidence is decisive once the cause came back (or lasted), whatever the policy
     # counts before it acts: a second "not found" is not a registry replica's hiccup
-    held = due or count >= 2
+    held = due or happened >= 2
     recheck = policy.hold_seconds - held_for if policy.hold_seconds > 0 and not due else None
     if policy.enabled and due:
         return Assessment(diagnosis, stop=True, held=True)

@@ -2,8 +2,8 @@
 each change as it happens.
 
 An event is ``{"progress", "message", "record"}``, with ``resolved`` (the ids of the rows
-this record got past), ``verdict`` (``story.verdict.Verdict.to_dict()``, on the first event
-and where it changed) and ``diagnosis`` (the verdict's cause in the older form, where it
+this record got past), ``verdict`` (``story.verdict.Verdict.to_dict()``, where it changed, on
+the last record of the change it follows) and ``diagnosis`` (the verdict's cause in the older form, where it
 changed; null when cleared) when they apply: the payload the pending page reads from JupyterHub's progress
 stream. No JupyterHub or Kubernetes import here.
 """
@@ -38,7 +38,8 @@ async def progress_events(
     floor_at = broadcast.floor_at
     batch, seen = timeline.snapshot()
     while True:
-        for record in batch:
+        last = len(batch) - 1
+        for i, record in enumerate(batch):
             phase = record.get("phase")
             # the bar follows the steps reached and never goes back; 100 is the hub's
             # "ready" event, never ours
@@ -53,7 +54,10 @@ async def progress_events(
                 if resolved is not None:
                     event["resolved"] = list(resolved)
             live = broadcast.live
-            if live is not None and live.verdict.says() != shown:
+            # The verdict is the one after the whole batch: it rides on the batch's last
+            # record, so the page has every row it speaks of first (on an earlier one, a
+            # "hopeless" banner would stand beside the row it names, not yet counted twice).
+            if live is not None and i == last and live.verdict.says() != shown:
                 # the one verdict the page renders, and its cause in the older form
                 event["verdict"] = live.verdict.to_dict()
                 if live.current is not shown_diagnosis:

@@ -32,6 +32,12 @@ MATCH_FIELDS: tuple[str, ...] = (
 )
 MATCH_INDEX: dict[str, int] = {name: i for i, name in enumerate(MATCH_FIELDS)}
 
+#: What client-go's event recorder (tools/record, EventAggregator) puts before the newest
+#: message when more than 10 events of one source, object, type and reason with different
+#: messages came within 10 minutes. The rest is an ordinary message: it is read and worded
+#: without the prefix (``Fields.combined`` keeps that it was merged).
+COMBINED_PREFIX = "(combined from similar events): "
+
 _CONTAINER_RE = re.compile(r"spec\.(?:initContainers|containers|ephemeralContainers)\{([^}]*)\}")
 
 
@@ -52,6 +58,8 @@ class Fields(NamedTuple):
     raw_message: str
     # Values the rules match against, in MATCH_FIELDS order; missing values are "".
     match_values: tuple[str, ...]
+    # Kubernetes merged similar events into this one (COMBINED_PREFIX, taken off the message)
+    combined: bool = False
 
 
 def digest_id(*parts: str | None) -> str:
@@ -354,6 +362,9 @@ def _clean(
         component = source_component if source_component.isascii() else clean_str(source_component) or ""
     container = _container(field_path) if field_path else None
     type_ = type_ or "Custom"
+    combined = message.startswith(COMBINED_PREFIX)
+    if combined:
+        message = message[len(COMBINED_PREFIX) :]
     fields = _new_tuple(
         Fields,
         (
@@ -370,6 +381,7 @@ def _clean(
             count,
             message,
             (component, field_path, reason, message, type_, kind, name, container or "", namespace),
+            combined,
         ),
     )
     return fields, plain

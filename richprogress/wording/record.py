@@ -70,7 +70,7 @@ def build_record(
     when an admin's ``rules`` replace the defaults, which leave the rest raw."""
     # Unpacking the tuple once is much cheaper than 13 attribute lookups per event.
     (uid, timestamp, first_timestamp, type_, reason, kind, name, container, field_path,
-     component, count, raw, match_values) = fields
+     component, count, raw, match_values, combined) = fields
     message = None
     hint = None
     phase = None
@@ -149,6 +149,10 @@ def build_record(
     if show != "row":
         # only when not a plain row: the record of every other event stays as it was
         record["show"] = show
+    if combined:
+        # Kubernetes merged similar events into this one: ``raw_message`` is the newest of
+        # them, without the "(combined from similar events): " prefix
+        record["combined"] = True
     return record, pure
 
 

@@ -44,10 +44,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="let pods/exec run commands on this machine with the pod's env (KubeSpawner's tests)",
     )
-    parser.add_argument(
+    rates = parser.add_mutually_exclusive_group()
+    rates.add_argument(
         "--real-event-rates",
+        dest="real_event_rates",
         action="store_true",
-        help="write events as client-go's recorders do: throttled, merged, late, expiring after 1 h",
+        default=True,
+        help="write events as client-go's recorders do: throttled, merged, late, expiring after 1 h (the default)",
+    )
+    rates.add_argument(
+        "--every-event",
+        dest="real_event_rates",
+        action="store_false",
+        help="write every occurrence of an event at once instead (a repeat bumps its count)",
     )
     parser.add_argument(
         "--replay",

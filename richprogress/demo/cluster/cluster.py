@@ -41,9 +41,10 @@ class SimulatedCluster:
     be changed while running. ``scenario_dir`` holds extra scenario files (added to the
     shipped ones, replacing same-named ones); ``registry`` replaces the image list. ``exec_commands`` lets
     ``pods/exec`` run the command on this machine with the pod's environment (off: anyone
-    who reaches the API could run anything; see podexec.py). ``real_event_rates`` writes events as
-    client-go's recorders do (throttled, merged, late; expired after an hour: recorder.py)
-    instead of every occurrence. ``forget_events_on_delete`` drops a pod's Events when the pod
+    who reaches the API could run anything; see podexec.py). ``real_event_rates`` (on by
+    default) writes events as client-go's recorders do (throttled, merged, late; expired after
+    an hour: recorder.py), as the pages meet them on a real cluster; ``False`` writes every
+    occurrence at once, for a test that wants each write. ``forget_events_on_delete`` drops a pod's Events when the pod
     goes (real clusters keep them for about an hour, so the default keeps them).
     """
 
@@ -55,7 +56,7 @@ class SimulatedCluster:
         scenario_dir: str | os.PathLike[str] | None = None,
         registry: Iterable[str] | None = None,
         exec_commands: bool = False,
-        real_event_rates: bool = False,
+        real_event_rates: bool = True,
     ) -> None:
         self.speed = float(speed)
         # Extra scenario files add to (or replace, by name) the shipped ones.

@@ -1,7 +1,9 @@
 """How real event recorders write events: throttled, merged, deduplicated, late, expiring.
 
-Off unless the cluster is made with ``real_event_rates=True``: then the simulated kubelet and
-scheduler hand each event to one of these instead of writing every occurrence.
+On by default (``SimulatedCluster(real_event_rates=True)``; ``--every-event`` or
+``real_event_rates=False`` turns it off): the simulated kubelet and scheduler hand each event
+to one of these instead of writing every occurrence, so the pages meet the events a real
+cluster writes.
 
 ``LegacyRecorder`` is client-go's ``tools/record`` (v0.31, ``tools/record/events_cache.go``,
 ``EventCorrelator``), used by the kubelet and most controllers for core/v1 events. In order:

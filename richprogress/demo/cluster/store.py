@@ -251,10 +251,17 @@ class ObjectStore:
         return self.update(resource, namespace, name, mutate)
 
     def update(self, resource: str, namespace: str, name: str, mutate: Callable[[Obj], None]) -> Obj:
-        """Store a changed copy of an object (MODIFIED); ``mutate`` edits the copy."""
+        """Store a changed copy of an object (MODIFIED); ``mutate`` edits the copy.
+
+        A change that changes nothing is not written, as the real API server skips a
+        no-op update (same resourceVersion, no watch event): the kubelet's repeated
+        "unschedulable" status must not move the pod's resourceVersion, which the
+        scheduler's event series key holds (recorder.py)."""
         current = self.get(resource, namespace, name)
         obj = copy.deepcopy(current)
         mutate(obj)
+        if obj == current:
+            return obj
         self._forget_json(current)
         rv = self._next_rv()
         obj["metadata"]["resourceVersion"] = str(rv)
