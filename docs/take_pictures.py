@@ -2,10 +2,12 @@
 
 Starts the demo hub at its defaults (``--speed 10``, so a 30 s start timeout), logs in as
 ``alice`` and starts **Image not found** (the live failure, then the page after a reload),
-then as ``bob`` starts **Cluster scale-up** (the pending page while a machine is added).
+then as ``bob`` starts **Cluster scale-up** (the pending page while a machine is added),
+then two failures after the container started, **Crash on start** and **Never answers**
+(the page after a reload, the container's log opened).
 Needs what ``scripts/dev test`` installs (Debian's Chromium, Python Playwright)::
 
-    python3 docs/take_pictures.py          # writes docs/images/demo-*.png
+    python3 docs/take_pictures.py          # writes docs/images/demo-*.png and failed-*.png
 
 Look at the pictures before committing them.
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from richprogress.demo.browser import CHROMIUM, CHROMIUM_ARGS
 from richprogress.demo.hub import DemoHub
@@ -33,6 +35,22 @@ def log_in_and_start(page: Page, url: str, user: str, profile: str) -> None:
     page.check(f"#profile-item-{profile}")
     page.locator("#spawn_form [type=submit]").click()
     page.wait_for_url("**/hub/spawn-pending/**")
+
+
+def take_failure_after_start(browser: Browser, url: str, user: str, profile: str) -> None:
+    """The failure page, after a reload, of a spawn whose container ran: its log opened."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(90_000)
+    page = context.new_page()
+    log_in_and_start(page, url, user, profile)
+    expect(page.locator("#rp-failure")).to_be_visible(timeout=90_000)
+    page.reload()
+    log = page.locator("#rp-log-details")
+    expect(log).to_be_attached()
+    log.locator("summary").click()
+    expect(page.locator("#rp-log")).to_be_visible()
+    page.screenshot(path=str(IMAGES / f"failed-{profile}.png"), full_page=True)
+    context.close()
 
 
 def main() -> int:
@@ -59,9 +77,12 @@ def main() -> int:
                     page.wait_for_timeout(500)
                     page.screenshot(path=str(IMAGES / "demo-pending.png"))
                 context.close()
+            for user, profile in (("carol", "crash-on-start"), ("nell", "never-answers")):
+                take_failure_after_start(browser, hub.url, user, profile)
         finally:
             browser.close()
-    print(f"wrote {IMAGES}/demo-failed-live.png, demo-failed-after-reload.png, demo-pending.png")
+    print(f"wrote {IMAGES}/demo-failed-live.png, demo-failed-after-reload.png, demo-pending.png, "
+          "failed-crash-on-start.png, failed-never-answers.png")
     return 0
 
 

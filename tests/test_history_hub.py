@@ -56,9 +56,10 @@ SPAWNER_CODE = textwrap.dedent(
             self.write("ok")
 
     class HistoryTestSpawner(Spawner):
-        """Tells STEPS, then fails; with user_options {{"ok": true}} it becomes ready."""
+        """Tells STEPS, then fails; with user_options {{"ok": true}} it becomes ready (its own
+        HTTP server is not `_server`, which is JupyterHub's record of the server)."""
 
-        _server = None
+        _http_server = None
         #: as KubeSpawner's: the hub's configured default until a spawn's options set it
         image = Unicode(os.environ.get("RP_TEST_IMAGE", "quay.io/x/base-notebook:latest"))
 
@@ -70,8 +71,8 @@ SPAWNER_CODE = textwrap.dedent(
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
             sock.close()
-            self._server = HTTPServer(web.Application([(r"/(.*)", Ok)]))
-            self._server.listen(port, "127.0.0.1")
+            self._http_server = HTTPServer(web.Application([(r"/(.*)", Ok)]))
+            self._http_server.listen(port, "127.0.0.1")
             return ("127.0.0.1", port)
 
         async def progress(self):
@@ -80,12 +81,12 @@ SPAWNER_CODE = textwrap.dedent(
                 yield step
 
         async def poll(self):
-            return None if self._server is not None else 0
+            return None if self._http_server is not None else 0
 
         async def stop(self, now=False):
-            if self._server is not None:
-                self._server.stop()
-                self._server = None
+            if self._http_server is not None:
+                self._http_server.stop()
+                self._http_server = None
 
     class Spawner(RichProgressMixin, HistoryTestSpawner):
         pass

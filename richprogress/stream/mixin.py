@@ -326,11 +326,14 @@ class RichProgressMixin(LoggingConfigurable):
         if not pending and not getattr(self, "_waiting_for_response", False):
             self._rp_tell_end()
 
-    def _rp_tell_end(self) -> None:
-        """Tell the spawn's end that start() held back (``_rp_end_untold``), once."""
-        timeline, self._rp_end_untold = self._rp_end_untold, None
-        if timeline is not None:
-            spawn_ended(self, timeline)
+    def _rp_tell_end(self, only: SpawnTimeline | None = None) -> None:
+        """Tell the spawn's end that start() held back (``_rp_end_untold``), once; with
+        ``only``, just when that is the one still held back."""
+        timeline = self._rp_end_untold
+        if timeline is None or (only is not None and timeline is not only):
+            return
+        self._rp_end_untold = None
+        spawn_ended(self, timeline)
 
     def _rp_new_timeline(self) -> SpawnTimeline:
         started = getattr(getattr(self, "orm_spawner", None), "started", None)
@@ -424,6 +427,10 @@ class RichProgressMixin(LoggingConfigurable):
             # in JupyterHub's spawn: the history and the metrics hear of it after the HTTP
             # check, which may still find that the server never answers (stop() then)
             self._rp_end_untold = timeline
+            # the check lasts at most http_timeout; should the hub never say it is over (an
+            # error in its own flow), the end is still told, as a start
+            http_timeout = float(getattr(self, "http_timeout", 0) or 30)
+            asyncio.get_running_loop().call_later(http_timeout + 5, self._rp_tell_end, timeline)
         else:
             spawn_ended(self, timeline)
         return result
