@@ -530,6 +530,8 @@ class RichProgressMixin(LoggingConfigurable):
             waited = asyncio.get_running_loop().time() - self._rp_started_at
             message = no_answer_message(getattr(server, "url", None), float(getattr(self, "http_timeout", 0) or 0), waited)
             if message is not None:
+                # the server's own log may say why it never answered: read before the pod goes
+                await self._rp_before_failure(timeline)
                 timeline.finish("failed", message)
                 self._rp_broadcast(timeline).notify()
         self._rp_tell_end()
