@@ -169,21 +169,21 @@ def parse_events(text: str) -> list[dict[str, Any]]:
     return items
 
 
-def _read_input(source: str) -> str:
-    if source == "-":
-        data = sys.stdin.buffer.read()
-        name = "standard input"
-    else:
-        path = Path(source)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise InputError(f"{source}: no such file") from None
-        except IsADirectoryError:
-            raise InputError(f"{source}: is a directory, expected a file") from None
-        except OSError as error:
-            raise InputError(f"{source}: cannot read ({error.strerror})") from None
-        name = source
+def read_text_file(source: str) -> str:
+    """The text of the file ``source`` (UTF-8, or UTF-16 with its byte-order mark);
+    ``InputError`` saying what is wrong with it, in one line that names it."""
+    try:
+        data = Path(source).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{source}: is a directory, expected a file") from None
+    except OSError as error:
+        raise InputError(f"{source}: cannot read ({error.strerror})") from None
+    return _decode(data, source)
+
+
+def _decode(data: bytes, name: str) -> str:
     try:
         if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
             # what Windows PowerShell 5.1's `kubectl ... > events.json` writes
@@ -191,6 +191,12 @@ def _read_input(source: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"{name}: not UTF-8 text (byte {error.start})") from None
+
+
+def _read_input(source: str) -> str:
+    if source == "-":
+        return _decode(sys.stdin.buffer.read(), "standard input")
+    return read_text_file(source)
 
 
 def _load_rules_file(path: str) -> Any:

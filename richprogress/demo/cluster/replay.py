@@ -28,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from richprogress.cli import InputError, parse_events
+from richprogress.cli import InputError, parse_events, read_text_file
 from richprogress.model.times import parse_timestamp
 
 from .scenarios import Scenario
@@ -66,19 +66,10 @@ class Replay:
 
 def read_dump(path: str | Path) -> list[dict[str, Any]]:
     """The events of the dump file at ``path``; ``ReplayError`` for anything else."""
-    source = Path(path)
     try:
-        data = source.read_bytes()
-    except FileNotFoundError:
-        raise ReplayError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ReplayError(f"{path}: is a directory, expected a file") from None
-    except OSError as error:
-        raise ReplayError(f"{path}: cannot read ({error.strerror})") from None
-    try:
-        text = data.decode("utf-16") if data.startswith((b"\xff\xfe", b"\xfe\xff")) else data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise ReplayError(f"{path}: not UTF-8 text (byte {error.start})") from None
+        text = read_text_file(str(path))
+    except InputError as error:
+        raise ReplayError(str(error)) from None
     try:
         return parse_events(text)
     except InputError as error:
