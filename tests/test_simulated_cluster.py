@@ -289,6 +289,12 @@ def _notebook_status(cluster, name):
     return (pod.get("status", {}).get("containerStatuses") or [{}])[0]
 
 
+def _waiting_after_restarts(cluster, name, restarts):
+    """The notebook container's status once it restarted ``restarts`` times and waits again; else None."""
+    status = _notebook_status(cluster, name)
+    return status if status.get("restartCount", 0) >= restarts and "waiting" in status.get("state", {}) else None
+
+
 async def test_crash_on_start_exits_restarts_and_leaves_its_traceback(tmp_path):
     from richprogress.kube.pod_status import container_terminations
     from richprogress.wording.formatter import EventFormatter
@@ -297,9 +303,7 @@ async def test_crash_on_start_exits_restarts_and_leaves_its_traceback(tmp_path):
         async with aiohttp.ClientSession(cluster.url) as session:
             await session.post(PODS, json=pod_body("jupyter-cora", scenario="crash-on-start"))
             # as the kubelet shows a crash loop: waiting in CrashLoopBackOff, the last run in lastState
-            status = await wait_until(lambda: (lambda s: s if s.get("restartCount", 0) >= 2
-                                               and "waiting" in s.get("state", {}) else None)(
-                _notebook_status(cluster, "jupyter-cora")))
+            status = await wait_until(lambda: _waiting_after_restarts(cluster, "jupyter-cora", 2))
             async with session.get(f"{PODS}/jupyter-cora/log", params={"previous": "true"}) as response:
                 previous_log = await response.text()
         assert status["state"]["waiting"]["reason"] == "CrashLoopBackOff"
@@ -321,9 +325,7 @@ async def test_missing_singleuser_is_a_start_error_as_containerd_reports_it(tmp_
     async with running_cluster(tmp_path, speed=100) as cluster:
         async with aiohttp.ClientSession(cluster.url) as session:
             await session.post(PODS, json=pod_body("jupyter-milo", scenario="missing-singleuser"))
-        status = await wait_until(lambda: (lambda s: s if s.get("restartCount", 0) >= 1
-                                           and "waiting" in s.get("state", {}) else None)(
-            _notebook_status(cluster, "jupyter-milo")))
+        status = await wait_until(lambda: _waiting_after_restarts(cluster, "jupyter-milo", 1))
         last = status["lastState"]["terminated"]
         assert (last["reason"], last["exitCode"]) == ("StartError", 128)
         assert last["startedAt"] == "1970-01-01T00:00:00Z"  # it never ran
