@@ -11,16 +11,21 @@ from datetime import timedelta
 from typing import Any
 
 from test_pages import failure_page
-from test_rows_js import HARNESS, STARTED, STATIC, at, needs_node, pending_data, run_node, version
+from test_rows_js import (
+    HARNESS,
+    ROWS_SETUP,
+    STARTED,
+    STATIC,
+    at,
+    needs_node,
+    pending_data,
+    run_node,
+    version,
+)
 
 from richprogress.model.timeline import SpawnTimeline
 
-LIVE = HARNESS + """
-const data = %(data)s, arrivals = %(arrivals)s;
-const log = new El("div");
-let events = null;
-const rows = new TimelineRows(log, { started: data.started, ownPod: data.ownPod,
-  vocabulary: data.vocabulary, onWritten: (n) => { events = n; } });
+LIVE = HARNESS + ROWS_SETUP + """
 const snapshot = () => log.elements().map((row) => ({ id: row.dataset.recordId, show: row.dataset.show || "row",
   button: Boolean(row.querySelector("button.rp-details-toggle")), decisive: row.classList.contains("rp-decisive") }));
 const steps = [];

@@ -151,12 +151,16 @@ globalThis.CustomEvent = class { constructor(type, init) { this.type = type; thi
 const { TimelineRows } = await import(%(rows)s);
 """
 
-LIVE = HARNESS + """
+#: the live page's rows over the page's data, and the records that arrive (``arrivals``)
+ROWS_SETUP = """
 const data = %(data)s, arrivals = %(arrivals)s;
 const log = new El("div");
 let events = null;
 const rows = new TimelineRows(log, { started: data.started, ownPod: data.ownPod,
   vocabulary: data.vocabulary, onWritten: (n) => { events = n; } });
+"""
+
+LIVE = HARNESS + ROWS_SETUP + """
 // the hub's "Server requested", as static/pages/pending.js makes its record
 rows.queue({ id: "message:Server requested", timestamp: data.started, first_timestamp: null, type: "",
   severity: "info", reason: null, object: null, component: null, count: 1, message: "Server requested",
