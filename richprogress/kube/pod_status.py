@@ -62,6 +62,47 @@ def _termination_message(container: str, terminated: Mapping[str, Any], limit: A
     return f"{message}: {detail}" if detail else message
 
 
+def status_event(
+    metadata: Mapping[str, Any],
+    *,
+    uid: str,
+    name: str,
+    event_type: str,
+    reason: str,
+    message: str,
+    count: int,
+    when: str | None,
+    component: str,
+    field_path: str | None = None,
+) -> dict[str, Any]:
+    """A core/v1-shaped Event about the pod whose ``metadata`` is given, made from its status
+    (``component`` says who made it: no Kubernetes component reports these as Events)."""
+    involved: dict[str, Any] = {
+        "kind": POD,
+        "apiVersion": "v1",
+        "namespace": metadata.get("namespace"),
+        "name": metadata.get("name"),
+        "uid": str(metadata.get("uid") or ""),
+    }
+    if field_path is not None:
+        involved["fieldPath"] = field_path
+    return {
+        "kind": "Event",
+        "apiVersion": "v1",
+        "metadata": {"uid": uid, "name": name, "namespace": metadata.get("namespace"), "creationTimestamp": when},
+        "involvedObject": involved,
+        "type": event_type,
+        "reason": reason,
+        "message": message,
+        "count": count,
+        "firstTimestamp": when,
+        "lastTimestamp": when,
+        "eventTime": None,
+        "source": {"component": component},
+        "reportingComponent": component,
+    }
+
+
 def container_terminations(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Warning events (core/v1 shape) for the failed container terminations in ``pod``'s status.
 
@@ -106,32 +147,17 @@ def container_terminations(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
             when = terminated.get("finishedAt") or terminated.get("startedAt")
             field_path = f"spec.{spec_key}{{{name}}}"
             events.append(
-                {
-                    "kind": "Event",
-                    "apiVersion": "v1",
-                    "metadata": {
-                        "uid": f"{pod_uid}.{name}.terminated.{reason}",
-                        "name": f"{metadata.get('name')}.{name}.{reason}",
-                        "namespace": metadata.get("namespace"),
-                        "creationTimestamp": when,
-                    },
-                    "involvedObject": {
-                        "kind": POD,
-                        "apiVersion": "v1",
-                        "namespace": metadata.get("namespace"),
-                        "name": metadata.get("name"),
-                        "uid": pod_uid,
-                        "fieldPath": field_path,
-                    },
-                    "type": "Warning",
-                    "reason": reason,
-                    "message": _termination_message(name, terminated, limits.get(name), max(1, count)),
-                    "count": max(1, count),
-                    "firstTimestamp": when,
-                    "lastTimestamp": when,
-                    "eventTime": None,
-                    "source": {"component": STATUS_COMPONENT},
-                    "reportingComponent": STATUS_COMPONENT,
-                }
+                status_event(
+                    metadata,
+                    uid=f"{pod_uid}.{name}.terminated.{reason}",
+                    name=f"{metadata.get('name')}.{name}.{reason}",
+                    event_type="Warning",
+                    reason=reason,
+                    message=_termination_message(name, terminated, limits.get(name), max(1, count)),
+                    count=max(1, count),
+                    when=when,
+                    component=STATUS_COMPONENT,
+                    field_path=field_path,
+                )
             )
     return events

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from richprogress.kube.event_index import POD
+from richprogress.kube.pod_status import status_event
 from richprogress.model.records import EventRecord
 from richprogress.model.times import isoformat_z, utcnow
 
@@ -110,32 +110,17 @@ class PodSteps:
             # no time of its own: that of the step after it (passed over in one update), else now
             stamp = when or next((w for _, w in steps[index + 1 :] if w), None) or isoformat_z(utcnow())
             events.append(
-                {
-                    "kind": "Event",
-                    "apiVersion": "v1",
-                    "metadata": {
-                        "uid": uid,
-                        "name": f"{metadata.get('name')}.status.{reason}",
-                        "namespace": metadata.get("namespace"),
-                        "creationTimestamp": stamp,
-                    },
-                    "involvedObject": {
-                        "kind": POD,
-                        "apiVersion": "v1",
-                        "namespace": metadata.get("namespace"),
-                        "name": metadata.get("name"),
-                        "uid": pod_uid,
-                    },
-                    "type": "Normal",
-                    "reason": reason,
-                    "message": text,
-                    "count": 1,
-                    "firstTimestamp": stamp,
-                    "lastTimestamp": stamp,
-                    "eventTime": None,
-                    "source": {"component": STATUS_STEPS_COMPONENT},
-                    "reportingComponent": STATUS_STEPS_COMPONENT,
-                }
+                status_event(
+                    metadata,
+                    uid=uid,
+                    name=f"{metadata.get('name')}.status.{reason}",
+                    event_type="Normal",
+                    reason=reason,
+                    message=text,
+                    count=1,
+                    when=stamp,
+                    component=STATUS_STEPS_COMPONENT,
+                )
             )
         return events
 
