@@ -3,7 +3,8 @@
 - ``running_cluster(tmp_path, speed=..., **options)``: async context manager; starts a
   ``SimulatedCluster`` on 127.0.0.1, writes a kubeconfig and points ``KUBECONFIG`` at it
   (KubeSpawner's ``load_config`` needs a loadable one; kubernetes_asyncio's default
-  location is patched too, as it reads the variable at import), and on exit stops KubeSpawner's
+  location is patched too, as it reads the variable at import; KubeSpawner's cached
+  ``load_config`` is cleared, as it keys on the host and ports get reused), and on exit stops KubeSpawner's
   class-wide reflectors and the cluster, restoring the environment.
 - ``fake_user(name)``: the few attributes KubeSpawner reads from a JupyterHub user.
 - ``make_kubespawner(cluster, name, **traits)``: a standalone ``KubeSpawner(_mock=True)``
@@ -39,6 +40,12 @@ async def running_cluster(
 ) -> AsyncIterator[SimulatedCluster]:
     cluster = SimulatedCluster(speed, **options)
     await cluster.start()
+    # KubeSpawner's load_config(host) is lru-cached and sets the process-wide default host
+    # only on a miss: when the OS hands out a port an earlier test's cluster had, the cached
+    # call would leave the default pointing at the cluster of the test in between.
+    from kubespawner.clients import load_config
+
+    load_config.cache_clear()
     kubeconfig = cluster.write_kubeconfig(tmp_path / "kubeconfig.json")
     previous = os.environ.get("KUBECONFIG")
     os.environ["KUBECONFIG"] = str(kubeconfig)
