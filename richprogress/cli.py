@@ -39,6 +39,7 @@ from richprogress.story.pods import (
     subject_of,
 )
 from richprogress.story.report import format_object, render_timeline_text
+from richprogress.wording.log_causes import log_cause_hint, log_cause_sentence, read_log_cause
 
 PROG = "richprogress"
 
@@ -428,7 +429,15 @@ def _log_text(source: str) -> str:
     kept = container_log("", False, text)
     cut = ", earlier lines left out" if kept["truncated"] else ""
     heading = f"Last lines of {'standard input' if source == '-' else source}{cut} (secrets redacted)"
-    return "\n" + "\n".join(report_lines(kept, heading)) + "\n"
+    # a well-known cause the lines name, as the failure page says it (whether the server
+    # still ran is not in a file: read as for a server that stopped)
+    cause = read_log_cause(kept["lines"])
+    named = (
+        [f"What the log names: {log_cause_sentence(cause.kind, cause.subject)}.", f"  {log_cause_hint(cause.kind, cause.subject)}"]
+        if cause is not None
+        else []
+    )
+    return "\n" + "\n".join([*named, *report_lines(kept, heading)]) + "\n"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,7 +9,9 @@ is read first (in a crash loop that is the run that just crashed, until the next
 starts); ``previous=True`` only when that run wrote nothing and the container ran before.
 
 The answer is cut, cleaned and redacted once, here (``story.container_log``), before
-anything keeps it.
+anything keeps it. When its lines name a well-known cause (``wording.log_causes``),
+``log_cause_event`` makes it an event about the pod, which the formatter words like any
+other (``wording.default_rules.server_log``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from richprogress.kube.pod_status import STATUS_COMPONENT, status_event
 from richprogress.story.container_log import MAX_BYTES, MAX_LINES, ContainerLog, container_log
+from richprogress.wording.log_causes import LogCause
 
 log = logging.getLogger("richprogress")
 
@@ -57,6 +61,36 @@ def log_target(pod: Mapping[str, Any] | None, preferred: str = "notebook") -> tu
         if "running" in state and running is None:
             running = name  # it runs and never answered: what it says may tell why
     return (running, False) if running is not None else None
+
+
+def still_running(pod: Mapping[str, Any] | None, container: str) -> bool:
+    """Whether ``container`` of ``pod`` runs now (its server may have said where it listens)."""
+    for status in _statuses(pod or {}):
+        if status.get("name") == container:
+            return "running" in _mapping(status.get("state"))
+    return False
+
+
+def log_cause_event(pod: Mapping[str, Any], container: str, cause: LogCause, when: str | None) -> dict[str, Any]:
+    """The event (core/v1 shape, reason ``ServerLog``) saying which cause ``container``'s
+    log names: ``Container <name> log says <kind> (<subject>): <the line>``, the shape the
+    default rules read. One per pod and container (its uid): a second failure's read of
+    the same pod updates it."""
+    metadata = _mapping(pod.get("metadata"))
+    pod_uid = str(metadata.get("uid") or "")
+    subject = f" ({cause.subject})" if cause.subject else ""
+    return status_event(
+        metadata,
+        uid=f"{pod_uid}.{container}.log-cause",
+        name=f"{metadata.get('name')}.{container}.log-cause",
+        event_type="Warning",
+        reason="ServerLog",
+        message=f"Container {container} log says {cause.kind}{subject}: {cause.line}",
+        count=1,
+        when=when,
+        component=STATUS_COMPONENT,
+        field_path=f"spec.containers{{{container}}}",
+    )
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

@@ -37,7 +37,7 @@ from kubespawner import KubeSpawner
 from kubespawner.reflector import ResourceReflector
 from traitlets import Bool, Callable, Float, List, TraitError, Union, validate
 
-from richprogress.kube.container_log import log_target, read_container_log
+from richprogress.kube.container_log import log_cause_event, log_target, read_container_log, still_running
 from richprogress.kube.event_index import POD, PVC, EventIndex
 from richprogress.kube.followed import (
     FOLLOWED,
@@ -58,12 +58,14 @@ from richprogress.model.event_order import last_seen_order
 from richprogress.model.records import EventRecord
 from richprogress.model.settings import check_number, refusal, setting_name, takes_arguments
 from richprogress.model.timeline import SpawnTimeline
+from richprogress.model.times import isoformat_z, utcnow
 from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.inbox import ObjectKey, Subscription
 from richprogress.stream.mixin import RichProgressMixin
 from richprogress.stream.notes import hook_guarded
 from richprogress.stream.pump import Closer
 from richprogress.stream.spawn_facts import keep_facts
+from richprogress.wording.log_causes import read_log_cause
 
 # the names this module held before it was split, still importable from here
 __all__ = [
@@ -304,8 +306,16 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         found = await read_container_log(
             self.api, self.namespace, self.pod_name, container, restarted, timeout=self.container_log_timeout
         )
-        if found is not None:
-            timeline.container_log = dict(found)
+        if found is None:
+            return
+        timeline.container_log = dict(found)
+        # a cause the lines name joins the story as an event about the pod; where the server
+        # said it listens matters only while it runs (the hub's check got no answer)
+        running = still_running(pod, container)
+        cause = read_log_cause(found["lines"], listening=running, expected_port=self.port if running else None)
+        if cause is not None and pod is not None:
+            event = log_cause_event(pod, container, cause, isoformat_z(utcnow()))
+            self._rp_add_record(timeline, self._rp_broadcast(timeline), await self._rp_format(event))
 
     # -- the pump's source: indexed events ------------------------------------------------------
 

@@ -139,6 +139,10 @@ _FAILURES: tuple[Failure, ...] = (
         "container-exit", "Error StartError ContainerCannotRun DeadlineExceeded", r"\AContainer \S+ terminated:", 86,
         "starting", HINT_CRASH,
     ),
+    # the cause the server's own log names (kube.container_log): why the container exited,
+    # or never answered, says more than the exit code; a kind that only may explain it is
+    # a warning (the exit, an error, then stays the cause)
+    _failure("server-log", "ServerLog", None, 88, "starting", HINT_CRASH),
     # The definitive error beats the generic retries after it ("did not pass a health check
     # yet", "not mounted yet; still trying"): a probe that killed the server, a disk held by
     # another pod, Karpenter saying no machine type fits.

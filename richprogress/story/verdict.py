@@ -204,6 +204,7 @@ _FIXERS: Mapping[str, Fixer] = MappingProxyType(
         "out-of-memory": "you",
         "crash-loop": "admin",
         "container-exit": "admin",
+        "server-log": "admin",
         "probe-killed": "admin",
         "post-start-hook": "admin",
         # the chosen option asks for a kind of machine the cluster has none of: another

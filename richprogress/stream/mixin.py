@@ -467,6 +467,9 @@ class RichProgressMixin(LoggingConfigurable):
             await starting
         except BaseException:
             pass
+        # what the spawner can still read (the container's log, and the cause it names)
+        # comes first: the reason the hub gives for the failure is then the page's reason
+        await self._rp_before_failure(timeline)  # stopping removes the pod and its log
         timeout = float(getattr(self, "start_timeout", 0) or 0) or None
         summary, record = stop_early(timeline, broadcast.live, timeout)
         self._rp_add_record(timeline, broadcast, record)
@@ -476,7 +479,6 @@ class RichProgressMixin(LoggingConfigurable):
         # and so does JupyterHub's own log line of the failure, which is this exception's text
         summary = display_line(summary)
         self.log.info("richprogress: stopping %s early: %s", display_line(getattr(self, "_log_name", "?")), summary)
-        await self._rp_before_failure(timeline)  # stopping removes the pod and its log
         try:
             await self.stop(now=True)
         except Exception:

@@ -10,7 +10,8 @@ One module per source of events: ``refusals`` (the API server refusing an object
 quota, an admission webhook), ``operators`` (custom resources' controllers), ``scheduler``,
 ``autoscaler`` (cluster-autoscaler and Karpenter), ``storage``, ``images`` and ``kubelet``
 (kubelet's image manager and the rest of its pod work), ``nodes`` (the node controllers),
-``machines`` (the machine's own events: interruption, shutdown, start-up).
+``machines`` (the machine's own events: interruption, shutdown, start-up), ``server_log`` (the
+cause a failed server's own log names, as RichKubeSpawner reports it).
 Their wording comes from those sources and from events captured on real clusters.
 Callable templates (and hints, and ``fatal``) are called as ``f(**groups)``.
 """
@@ -28,6 +29,7 @@ from richprogress.wording.default_rules import (
     operators,
     refusals,
     scheduler,
+    server_log,
     storage,
 )
 
@@ -55,6 +57,7 @@ DEFAULT_RULES: list[dict[str, Any]] = [
     *nodes.NODE_NOT_READY,
     *autoscaler.SCALE_DOWN,
     *kubelet.SANDBOX,
+    *server_log.SERVER_LOG,
     *nodes.TAINT_EVICTIONS,
 ]
 
