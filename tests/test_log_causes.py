@@ -2,13 +2,23 @@
 the verdict as an event about the pod (``kube.container_log.log_cause_event``, the
 ``log-<kind>`` default rules).
 
-Two corpora of log tails, one format:
-- ``tests/data/tuned-logs.json``: the writers' own formats (bash, dash, zsh, tini, env, runc,
-  CPython, jupyter_server, JupyterHub, uvicorn) the reader was written against: all right;
-- ``tests/data/heldout-logs.json``: real tails people pasted in public threads, gathered by
-  someone who never saw the reader, never written against. It only measures: ``pytest -s``
-  prints its score; the test holds the goals (most right, and a wrong cause is rarer than
-  no cause), not today's numbers.
+Three corpora of log tails, one format:
+- ``tests/data/tuned-logs.json``: the writers' own formats (bash, dash, zsh, sudo, tini, env,
+  runc, coreutils, CPython, traitlets, jupyter_server, JupyterHub, uvicorn) the reader was
+  written against: all right;
+- ``tests/data/heldout-logs.json``: 50 real tails people pasted in public threads, gathered by
+  someone who never saw the reader. Measured once as held out, before any change: 42/50
+  right, 3 wrong (two denials in a home folder outside /home read as elsewhere, a server on
+  127.0.0.1 of a hub on the same host read as unreachable), 5 no cause. Its misses were then
+  studied and the reader learnt the structures they showed (any program's "X: command not
+  found", tini's whole command line, cp's " : Permission denied", the user-config folders of
+  a home, traitlets' "The 'x' trait of", a traceback cut after its header, jupyter_server's
+  "no available port"): it is no longer held out (48/50 after);
+- ``tests/data/heldout-logs-2.json``: a second set gathered the same way after that study,
+  from other threads, never read when changing the reader: the held-out score.
+
+``pytest -s`` prints each score; the tests hold goals fixed before the second set was
+scored (held out: 70% right, at most 10% wrong; studied: 90% right), not today's numbers.
 
 A pasted tail does not say whether the server still ran: an entry whose label is where the
 server listens (``localhost-only``, ``wrong-port``), or that names the port the hub waited
@@ -53,12 +63,14 @@ def score(entries: list[dict[str, Any]]) -> dict[str, Any]:
     for entry in entries:
         found = read_entry(entry)
         kind = found.kind if found else "none"
-        if kind == entry["kind"] and (kind == "none" or found is None or found.subject == (entry.get("subject") or None)):
+        # a wrong port is labelled by the port it listens on; the reader adds the one expected
+        subject = found.subject.partition(", expected ")[0] if found and found.subject else None
+        if kind == entry["kind"] and (kind == "none" or subject == (entry.get("subject") or None)):
             right.append(entry["id"])
         elif kind == entry["kind"]:
             # the right kind, another token: counted right for the cause, listed for a look
             right.append(entry["id"])
-            print(f"  {entry['id']}: subject {found.subject!r}, labelled {entry.get('subject')!r}")  # type: ignore[union-attr]
+            print(f"  {entry['id']}: subject {subject!r}, labelled {entry.get('subject')!r}")
         elif kind == "none":
             missed.append(f"{entry['id']} ({entry['kind']})")
         else:
@@ -73,24 +85,31 @@ def test_every_tuned_tail_is_read_as_labelled() -> None:
             entry["kind"], entry.get("subject")), entry["id"]  # fmt: skip
 
 
-def test_the_held_out_tails_score() -> None:
-    entries = corpus("heldout-logs.json")
+@pytest.mark.parametrize(
+    ("name", "right_share", "wrong_share"),
+    [
+        pytest.param("heldout-logs-2.json", 0.70, 0.10, id="held-out"),
+        pytest.param("heldout-logs.json", 0.90, 0.05, id="studied"),
+    ],
+)
+def test_the_real_tails_score(name: str, right_share: float, wrong_share: float) -> None:
+    entries = corpus(name)
     result = score(entries)
     total = result["total"]
     causes = [e for e in entries if e["kind"] != "none"]
-    print(f"\nheld-out logs: {len(result['right'])}/{total} right, {len(result['wrong'])} wrong, "
+    print(f"\n{name}: {len(result['right'])}/{total} right, {len(result['wrong'])} wrong, "
           f"{len(result['missed'])} no cause; of the {len(causes)} that name one: "
           f"{sum(1 for e in causes if e['id'] in result['right'])} right")
     print("  wrong:", result["wrong"])
     print("  missed:", result["missed"])
     assert total >= 30
-    assert len(result["right"]) >= 0.75 * total, result
+    assert len(result["right"]) >= right_share * total, result
     # saying nothing is honest; naming the wrong cause is not
-    assert len(result["wrong"]) <= max(2, 0.05 * total), result["wrong"]
+    assert len(result["wrong"]) <= max(2, wrong_share * total), result["wrong"]
 
 
 def test_the_corpora_use_only_known_kinds() -> None:
-    for name in ("tuned-logs.json", "heldout-logs.json"):
+    for name in ("tuned-logs.json", "heldout-logs.json", "heldout-logs-2.json"):
         kinds = {entry["kind"] for entry in corpus(name)}
         assert kinds <= {*LOG_CAUSE_KINDS, "none"}, (name, kinds)
 

@@ -71,17 +71,19 @@ def _subject(text: str | None) -> str | None:
 
 # -- a missing command: what the shells, init processes and the runtime say ------------------
 
-# bash "bash: X: command not found", "/start.sh: line 5: X: command not found", dash and
-# busybox "/bin/sh: 1: X: not found", "exec: X: not found"; lowercase "not found" ending
-# the line, after a program's "name: " (an HTTP "404: Not Found" has neither)
+# bash "bash: X: command not found", "/start.sh: line 5: X: command not found", and any
+# program that runs a command by name (sudo: "sudo: X: command not found"); dash and
+# busybox "/bin/sh: 1: X: not found", "exec: X: not found": a bare "not found" only after a
+# shell's or a script's name (an HTTP "404 GET /x: not found" has neither)
+_COMMAND_NOT_FOUND = re.compile(r": (?P<s>[^\s:'\"]{1,200}): command not found\s*$")
 _SHELL_MISSING = re.compile(
     r"(?:^|[\s\]])(?:[\w./-]*sh|[\w./-]+\.sh|exec)(?:: line \d+)?(?:: \d+)?(?:: exec)?: "
-    r"(?P<s>[^\s:'\"]{1,200}): (?:command )?not found\s*$"
+    r"(?P<s>[^\s:'\"]{1,200}): not found\s*$"
 )
-# tini "[FATAL tini (7)] exec X failed: No such file or directory"; dumb-init "[dumb-init] X:
+# tini "[FATAL tini (7)] exec X [its arguments] failed: No such file or directory"; dumb-init "[dumb-init] X:
 # No such file or directory"; docker's "exec /usr/local/bin/start.sh: no such file or directory"
 _INIT_MISSING = re.compile(
-    r"exec (?P<s>\S{1,200}) failed: No such file or directory|"
+    r"exec (?P<s>\S{1,200})(?: [^\n]{0,2000}?)? failed: No such file or directory|"
     r"\[dumb-init\] (?P<d>\S{1,200}): No such file or directory|"
     r"^exec (?P<e>/\S{1,200}): no such file or directory\s*$"
 )
@@ -96,7 +98,7 @@ _ZSH_MISSING = re.compile(r"\bcommand not found: (?P<s>[^\s:'\"]{1,200})\s*$")
 
 
 def _missing_command(line: str) -> str | None:
-    for pattern in (_SHELL_MISSING, _ZSH_MISSING, _INIT_MISSING, _ENV_MISSING, _EXEC_MISSING):
+    for pattern in (_COMMAND_NOT_FOUND, _SHELL_MISSING, _ZSH_MISSING, _INIT_MISSING, _ENV_MISSING, _EXEC_MISSING):
         found = pattern.search(line)
         if found:
             return next(value for value in found.groups() if value)
@@ -111,11 +113,14 @@ _CANNOT_IMPORT = re.compile(r"\bcannot import name ['\"]?(?P<s>[\w.]{1,200})")
 # '/home/jovyan/work': Permission denied", "chown: changing ownership of '/x': Operation not permitted"
 _DENIED_PATH = re.compile(
     r"Permission denied: ['\"]?(?P<a>[/~][^'\"\s]{0,300})|"
-    r"['\"‘](?P<b>[/~][^'\"’]{0,300})['\"’]: (?:Permission denied|Operation not permitted)|"
+    r"['\"‘](?P<b>[/~][^'\"’]{0,300})['\"’]\s*: (?:Permission denied|Operation not permitted)|"
     r"(?:^|\s)(?P<c>[/~][^'\"\s:]{0,300}): (?:Permission denied|Operation not permitted)"
 )
 _DENIED = re.compile(r"Permission denied|\[Errno 13\]|\bEACCES\b")
-_IN_USE = re.compile(r"address already in use|\bis already in use\b|\[Errno 98\]|\bEADDRINUSE\b", re.IGNORECASE)
+# ... and the notebook server giving up after trying ports: "could not be started because no
+# available port could be found"
+_IN_USE = re.compile(r"address already in use|\bis already in use\b|\[Errno 98\]|\bEADDRINUSE\b|"
+                     r"no available port could be found", re.IGNORECASE)
 # jupyter_server's "The port 8888 is already in use", uvicorn's "('0.0.0.0', 8888): address already in use"
 _IN_USE_PORTS = (re.compile(r"\bport (\d{2,5}) is already in use"), re.compile(r"['\"][^'\"]*['\"], (\d{2,5})\)"))
 _DISK_FULL = re.compile(r"No space left on device|Disk quota exceeded|\[Errno 28\]|\[Errno 122\]|\bENOSPC\b")
@@ -127,16 +132,26 @@ _BAD_OPTION = re.compile(
 )
 _ROOT_REFUSED = re.compile(r"Running as root is not recommended\. Use --allow-root")
 _BAD_CONFIG = re.compile(r"\bBad config encountered during initialization\b")
+# traitlets, naming the setting: "The 'ip' trait of a ServerApp instance expected ...",
+# "Error loading argument NotebookApp.default_url[...]"
+_BAD_TRAIT = re.compile(r"\bThe '(?P<a>\w{1,100})' trait of an? \w+ instance\b|\bError loading argument (?P<b>[\w.]{1,200})")
 
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):")
+# a frame line: a tail cut after the header still shows where the traceback is
+_FRAME = re.compile(r'^\s*File "[^"]+", line \d+')
 # the exception line ending a traceback: "pkg.mod.SomeError: words" or a bare "KeyError"
 _EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?::\s|:?$)")
 #: exceptions that end a traceback without naming a cause (the cause was logged before)
 _NOT_A_CAUSE = frozenset({"SystemExit", "KeyboardInterrupt", "GeneratorExit"})
 
 
+#: folders Jupyter and Python keep in the user's home (XDG, Jupyter's and IPython's own):
+#: a path through one is in the home folder, wherever the image puts it
+_HOME_FOLDERS = re.compile(r"/\.(?:jupyter|local|cache|config|ipython|conda)(?:/|$)")
+
+
 def _home(path: str) -> bool:
-    return path.startswith(("/home/", "~")) or path == "/home" or "/home/" in path
+    return path.startswith(("/home/", "~")) or path == "/home" or "/home/" in path or bool(_HOME_FOLDERS.search(path))
 
 
 def _specific(line: str) -> LogCause | None:
@@ -166,6 +181,9 @@ def _specific(line: str) -> LogCause | None:
     found = _BAD_OPTION.search(line)
     if found:
         return LogCause("bad-arguments", _subject(found["a"] or found["b"]), line)
+    found = _BAD_TRAIT.search(line)
+    if found:
+        return LogCause("bad-arguments", _subject(found["a"] or found["b"]), line)
     if _BAD_CONFIG.search(line):
         return LogCause("bad-arguments", None, line)
     return None
@@ -175,9 +193,12 @@ def _last_exception(lines: Sequence[str]) -> LogCause | None:
     """The exception line ending the last Python traceback, named by its class."""
     start = next((i for i in range(len(lines) - 1, -1, -1) if _TRACEBACK.search(lines[i])), None)
     if start is None:
-        return None
+        start = next((i for i, line in enumerate(lines) if _FRAME.match(line)), None)
+        if start is None:
+            return None
+        start -= 1
     for line in lines[start + 1 :]:
-        if line[:1].isspace() or not line.strip():
+        if line[:1].isspace() or not line.strip() or _FRAME.match(line):
             continue  # a frame ("  File ...") or its code line
         found = _EXCEPTION_LINE.match(line)
         if found is None:
