@@ -6,6 +6,9 @@ This script measures, on the hub's side only:
 
 - ``keep``: microseconds of CPU to cut, clean and redact one 8 KiB log (``container_log``),
   the pure part that runs on the loop once the answer is in;
+- ``name``: microseconds of CPU to read the kept lines for a cause they name
+  (``wording.log_causes.read_log_cause``), on a log that names none (every pattern tried on
+  every line: the worst case) and on the demo's crash traceback;
 - ``one read``: CPU of one read done alone (kubernetes_asyncio's request and answer, then
   the keeping), what one failed spawn costs;
 - ``lag``: how late a 10 ms ticker on the loop wakes (p50, p99, max) while N log reads of
@@ -36,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).absolute().parents[1]))
 
 from richprogress.kube.container_log import read_container_log  # noqa: E402
 from richprogress.story.container_log import container_log  # noqa: E402
+from richprogress.wording.log_causes import read_log_cause  # noqa: E402
 
 NAMESPACE = "default"
 LINE_BYTES = 200
@@ -118,6 +122,14 @@ async def measure(url: str, reads: int, rounds: int) -> None:
         kept = container_log("notebook", False, text)
         print(f"log: {len(text.encode())} bytes, {LINES} lines; kept {sum(len(x) + 1 for x in kept['lines'])} bytes")
         print(f"keep (cut, clean, redact) one 8 KiB log: {keep_us:.0f} us CPU")
+        traceback = [*kept["lines"][:-4], "Traceback (most recent call last):", '  File "/opt/conda/bin/x", line 1',
+                     "    main()", "ModuleNotFoundError: No module named 'jupyterlab_git'"]
+        for label, lines, listening in (("names none", kept["lines"], True), ("a traceback", traceback, False)):
+            began = time.thread_time()
+            for _ in range(repeats):
+                read_log_cause(lines, listening=listening, expected_port=8888)
+            name_us = (time.thread_time() - began) / repeats * 1e6
+            print(f"name the cause of 40 kept lines ({label}): {name_us:.0f} us CPU")
 
         idle: list[float] = []
         done = asyncio.Event()

@@ -154,8 +154,20 @@ def _home(path: str) -> bool:
     return path.startswith(("/home/", "~")) or path == "/home" or "/home/" in path or bool(_HOME_FOLDERS.search(path))
 
 
+#: words one of the specific causes' patterns needs (lowercase): a line with none of them
+#: is passed over with a few substring tests, not some twenty patterns (most lines of a log)
+_CAUSE_WORDS = (
+    "not found", "no such file", "no module", "cannot import", "denied", "not permitted", "errno", "in use",
+    "eaddrinuse", "available port", "no space", "quota", "enospc", "unrecognized", "allow-root", "bad config",
+    "trait of", "error loading argument", "eacces",
+)  # fmt: skip
+
+
 def _specific(line: str) -> LogCause | None:
     """The specific cause ``line`` names, or None."""
+    low = line.lower()
+    if not any(word in low for word in _CAUSE_WORDS):
+        return None
     command = _missing_command(line)
     if command is not None:
         return LogCause("command-not-found", _subject(command), line)
@@ -219,7 +231,7 @@ _VERSIONS = re.compile(
 
 def _version_mismatch(lines: Sequence[str]) -> LogCause | None:
     for line in reversed(lines):
-        found = _VERSIONS.search(line)
+        found = _VERSIONS.search(line) if "!=" in line else None
         if found:
             return LogCause("version-mismatch", f"{found['hub']} != {found['user']}", line)
     return None
@@ -230,6 +242,7 @@ def _version_mismatch(lines: Sequence[str]) -> LogCause | None:
 _ANNOUNCES = re.compile(r"\b(?:is running at|running on|listening on|listening at|serving on|serving at|bound to)\b",
                         re.IGNORECASE)
 # a URL's host, or a bare address; never "name:123" alone (a logger's "serverapp:2923")
+_ANNOUNCE_WORDS = ("running", "listening", "serving", "bound to")
 _ADDRESS = re.compile(r"https?://(?P<host>\[[0-9A-Fa-f:]+\]|[\w.-]+):(?P<port>\d{2,5})\b|"
                       r"(?<![\w.:])(?P<bare>\[[0-9A-Fa-f:]+\]|localhost|\d{1,3}(?:\.\d{1,3}){3}):(?P<bare_port>\d{2,5})\b")
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]"})
@@ -242,7 +255,8 @@ def _announced(lines: Sequence[str]) -> list[tuple[str, int, str]]:
     found: list[tuple[str, int, str]] = []
     after = 0
     for line in lines:
-        announces = bool(_ANNOUNCES.search(line))
+        low = line.lower()
+        announces = any(word in low for word in _ANNOUNCE_WORDS) and bool(_ANNOUNCES.search(line))
         if announces or (after > 0 and "://" in line):
             for address in _ADDRESS.finditer(line):
                 host = address["host"] or address["bare"]
