@@ -76,12 +76,15 @@ def _subject(text: str | None) -> str | None:
 # busybox "/bin/sh: 1: X: not found", "exec: X: not found": a bare "not found" only after a
 # shell's or a script's name (an HTTP "404 GET /x: not found" has neither)
 _COMMAND_NOT_FOUND = re.compile(r": (?P<s>[^\s:'\"]{1,200}): command not found\s*$")
+# zsh turns it round: "zsh: command not found: jupyter"
+_ZSH_MISSING = re.compile(r"\bcommand not found: (?P<s>[^\s:'\"]{1,200})\s*$")
 _SHELL_MISSING = re.compile(
     r"(?:^|[\s\]])(?:[\w./-]*sh|[\w./-]+\.sh|exec)(?:: line \d+)?(?:: \d+)?(?:: exec)?: "
     r"(?P<s>[^\s:'\"]{1,200}): not found\s*$"
 )
-# tini "[FATAL tini (7)] exec X [its arguments] failed: No such file or directory"; dumb-init "[dumb-init] X:
-# No such file or directory"; docker's "exec /usr/local/bin/start.sh: no such file or directory"
+# tini "[FATAL tini (7)] exec X [its arguments] failed: No such file or directory";
+# dumb-init "[dumb-init] X: No such file or directory"; docker's
+# "exec /usr/local/bin/start.sh: no such file or directory"
 _INIT_MISSING = re.compile(
     r"exec (?P<s>\S{1,200})(?: [^\n]{0,2000}?)? failed: No such file or directory|"
     r"\[dumb-init\] (?P<d>\S{1,200}): No such file or directory|"
@@ -92,9 +95,6 @@ _ENV_MISSING = re.compile(r"\benv: ['‘\"]?(?P<s>[^'’\"\s:]{1,200})['’\"]?:
 # runc, as a log line: exec: "jupyterhub-singleuser": executable file not found in $PATH
 _EXEC_MISSING = re.compile(r'exec: \\?"(?P<s>[^"\\]{1,200})\\?": executable file not found')
 
-
-# zsh: "zsh: command not found: jupyter"
-_ZSH_MISSING = re.compile(r"\bcommand not found: (?P<s>[^\s:'\"]{1,200})\s*$")
 
 
 def _missing_command(line: str) -> str | None:
