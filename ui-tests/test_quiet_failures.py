@@ -150,7 +150,8 @@ def test_each_cause_lasts_across_a_hub_restart(
         if "/hub/login" in page.url:
             owner.login()
         expect_failure_pages(owner, SENTENCES[profile])
-        # the owner sees the container's last lines where a container ran, and no block where none did
+        # the owner sees the container's last lines where a container ran, and no line where
+        # none did (missing-singleuser's block says the container wrote nothing)
         block = page.locator("#rp-log-details")
         if profile in LAST_LOG_LINES:
             expect(block).to_be_visible()
