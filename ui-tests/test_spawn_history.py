@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 import requests
 from playwright.sync_api import Page, expect
+from running_hub import restartable
 
-from richprogress.demo.hub import DemoHub, free_port
+from richprogress.demo.hub import DemoHub
 
 # the throwaway PostgreSQL server of the store's tests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -122,28 +123,7 @@ def restartable_hub(tmp_path: Path, demo_hub: DemoHub) -> Iterator[Callable[...,
     """``start(history_url=None)``: a DemoHub on a fixed port and state folder, with the
     session hub's speed and start timeout; calling it again after ``stop()`` is a hub
     restart."""
-    port = free_port()
-    running: list[DemoHub] = []
-
-    def start(history_url: str | None = None) -> DemoHub:
-        hub = DemoHub(
-            port=port,
-            speed=demo_hub.speed,
-            start_timeout=demo_hub.start_timeout,
-            workdir=tmp_path / "state",
-            history_url=history_url,
-        )
-        running.append(hub)
-        hub.start()
-        return hub
-
-    yield start
-    # the newest (running) hub first, and the leak check after all are stopped: the hubs
-    # share one state folder, so an older one's stop() reads the proxy pid file of the
-    # hub running now, and a hub still running restarts a proxy that went away
-    for hub in reversed(running):
-        hub.stop()
-    assert [hub.pids for hub in running] == [[] for _hub in running]
+    yield from restartable(tmp_path / "state", speed=demo_hub.speed, start_timeout=demo_hub.start_timeout)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
