@@ -68,6 +68,11 @@ TARGETS = [
                          {"name": "proxy", "restartCount": 1, "state": {"running": {}}}], ("proxy", True)),
     ("notebook-first", [{"name": "aaa", "state": {"terminated": {}}},
                         {"name": "notebook", "state": {"terminated": {}}}], ("notebook", False)),
+    # containerd could not start its command (not in the image): no run, no log
+    ("command-not-started", [{"name": "notebook", "restartCount": 1, "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                              "lastState": {"terminated": {"reason": "StartError", "exitCode": 128}}}], None),
+    ("started-once-then-not", [{"name": "notebook", "restartCount": 2, "state": {"terminated": {"reason": "StartError"}},
+                                "lastState": {"terminated": {"reason": "Error", "exitCode": 1}}}], ("notebook", True)),
     ("junk", [{"name": None}, "x", {"name": "n", "state": "running", "restartCount": "7"}], None),
 ]  # fmt: skip
 

@@ -3,8 +3,8 @@ within a deadline and a byte bound, never raising into the spawn.
 
 Which container and which run come from the pod's status as the pods reflector holds it
 (no extra request): the first container that terminated or restarted (the notebook
-container first), else one that runs. A container that never ran has no log, and then
-nothing is read at all: an image that cannot be pulled costs no request. The latest run
+container first), else one that runs. A container that never ran (no container yet, or one
+whose command the runtime could not start) has no log, and then nothing is read at all: an image that cannot be pulled costs no request. The latest run
 is read first (in a crash loop that is the run that just crashed, until the next one
 starts); ``previous=True`` only when that run wrote nothing and the container ran before.
 
@@ -26,6 +26,10 @@ from richprogress.story.container_log import MAX_BYTES, MAX_LINES, ContainerLog,
 from richprogress.wording.log_causes import LogCause
 
 log = logging.getLogger("richprogress")
+
+#: termination reasons of a container whose command the runtime could not start at all
+#: (containerd's StartError, the Docker runtime's ContainerCannotRun): it has no log
+NEVER_STARTED = frozenset({"StartError", "ContainerCannotRun"})
 
 #: seconds a log read may take before the spawn's failure goes on without it
 DEFAULT_TIMEOUT = 2.0
@@ -55,6 +59,9 @@ def log_target(pod: Mapping[str, Any] | None, preferred: str = "notebook") -> tu
             continue
         state = _mapping(status.get("state"))
         last = _mapping(status.get("lastState"))
+        ended = [t for t in (_mapping(state.get("terminated")), _mapping(last.get("terminated"))) if t]
+        if ended and "running" not in state and all(t.get("reason") in NEVER_STARTED for t in ended):
+            continue  # the runtime could not start its command: it never wrote a line
         restarted = "terminated" in last or _count(status.get("restartCount")) > 0
         if "terminated" in state or restarted:
             return name, restarted
