@@ -15,7 +15,9 @@ Three corpora of log tails, one format:
   a home, traitlets' "The 'x' trait of", a traceback cut after its header, jupyter_server's
   "no available port"): it is no longer held out (48/50 after);
 - ``tests/data/heldout-logs-2.json``: a second set gathered the same way after that study,
-  from other threads, never read when changing the reader: the held-out score.
+  from other threads, never read when changing the reader: the held-out score. Its first
+  measurement: 31/37 right, 1 wrong (a start script Python could not find, labelled a
+  missing command, read as a Python error), 5 no cause; of the 30 that name a cause, 24.
 
 ``pytest -s`` prints each score; the tests hold goals fixed before the second set was
 scored (held out: 70% right, at most 10% wrong; studied: 90% right), not today's numbers.
