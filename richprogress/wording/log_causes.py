@@ -390,7 +390,10 @@ def log_cause_hint(kind: str, subject: str | None = None) -> str:
     if kind == "version-mismatch":
         hub = s.partition(" != ")[0]
         return f"Choose another image, or {_ASK} to install JupyterHub {hub} (the hub's version) in the image."
-    if kind in ("localhost-only", "wrong-port"):
-        return (f"The notebook server must listen on the address and port the hub gives it (for example "
-                f"--ip=0.0.0.0); {_ASK} to check the image's start command.")
+    if kind == "localhost-only":
+        return (f"The notebook server must listen on all of its container's addresses (for example with "
+                f"--ip=0.0.0.0), not on 127.0.0.1 alone; {_ASK} to check the image's start command.")
+    if kind == "wrong-port":
+        return (f"The notebook server must listen on the port the hub gives it, not one its start command or "
+                f"configuration sets; {_ASK} to check them.")
     return f"Try another image, or {_ASK} to look at the server's log."
