@@ -120,8 +120,8 @@ def test_a_server_that_runs_is_not_blamed_on_an_error_it_logged_and_survived() -
     # jupyter_server logs an extension it cannot load and goes on; it never answered because
     # it listens elsewhere, which is the cause to name
     lines = [
-        "[W 2026-11-30 10:00:01.000 ServerApp] jupyterlab_git | error adding extension: ModuleNotFoundError: "
-        "No module named 'jupyterlab_git'",
+        ("[W 2026-11-30 10:00:01.000 ServerApp] jupyterlab_git | error adding extension: ModuleNotFoundError: "
+         "No module named 'jupyterlab_git'"),
         "[I 2026-11-30 10:00:01.200 ServerApp] Jupyter Server 2.14.2 is running at:",
         "[I 2026-11-30 10:00:01.200 ServerApp] http://jupyter-alice:18888/user/alice/lab?token=abc123",
     ]

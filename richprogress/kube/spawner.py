@@ -37,7 +37,12 @@ from kubespawner import KubeSpawner
 from kubespawner.reflector import ResourceReflector
 from traitlets import Bool, Callable, Float, List, TraitError, Union, validate
 
-from richprogress.kube.container_log import log_cause_event, log_target, read_container_log, still_running
+from richprogress.kube.container_log import (
+    log_cause_event,
+    log_target,
+    read_container_log,
+    still_running,
+)
 from richprogress.kube.event_index import POD, PVC, EventIndex
 from richprogress.kube.followed import (
     FOLLOWED,

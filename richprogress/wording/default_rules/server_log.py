@@ -14,7 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from richprogress.wording.log_causes import LOG_CAUSE_KINDS, MAY_KINDS, log_cause_hint, log_cause_sentence
+from richprogress.wording.log_causes import (
+    LOG_CAUSE_KINDS,
+    MAY_KINDS,
+    log_cause_hint,
+    log_cause_sentence,
+)
 
 
 def _words(kind: str, of: Callable[[str, str | None], str]) -> Callable[..., str]:
