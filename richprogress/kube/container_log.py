@@ -5,8 +5,9 @@ Which container and which run come from the pod's status as the pods reflector h
 (no extra request): the first container that terminated or restarted (the notebook
 container first), else one that runs. A container that never ran (no container yet, or one
 whose command the runtime could not start) has no log, and then nothing is read at all: an
-image that cannot be pulled costs no request. The latest run is read first (in a crash loop that is the run that just crashed, until the next one
-starts); ``previous=True`` only when that run wrote nothing and the container ran before.
+image that cannot be pulled costs no request. The latest run is read first (in a crash
+loop that is the run that just crashed, until the next one starts); ``previous=True`` only
+when that run wrote nothing and the container ran before.
 
 The answer is cut, cleaned and redacted once, here (``story.container_log``), before
 anything keeps it. When its lines name a well-known cause (``wording.log_causes``),
