@@ -183,11 +183,11 @@ def _specific(line: str) -> LogCause | None:
     if found:
         path = next(value for value in found.groups() if value).rstrip(".,;")
         return LogCause("home-permission" if _home(path) else "permission-denied", _subject(path), line)
-    if _DENIED.search(line) and not _IN_USE.search(line):
-        return LogCause("permission-denied", None, line)
     if _IN_USE.search(line):
         port = next((found[1] for pattern in _IN_USE_PORTS if (found := pattern.search(line))), None)
         return LogCause("address-in-use", _subject(port), line)
+    if _DENIED.search(line):
+        return LogCause("permission-denied", None, line)
     if _ROOT_REFUSED.search(line):
         return LogCause("bad-arguments", "--allow-root", line)
     found = _BAD_OPTION.search(line)
