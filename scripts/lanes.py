@@ -34,6 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from richprogress.demo.processes import PORTS_VARIABLE
+
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "test-output"
 Z2JH_PYTHON = ROOT / ".venv-z2jh" / "bin" / "python"
@@ -44,6 +46,8 @@ JUPYTERHUB_SUITE_OPTIONS = [
     "-o", "asyncio_default_test_loop_scope=module",
     "-W", "ignore::DeprecationWarning",
 ]  # fmt: skip
+#: the ports of the job's servers: a slice each, below the kernel's ephemeral ports (32768-)
+PORTS_FROM, PORTS_PER_JOB = 10000, 1400
 #: the contradiction replays: both speeds on the newest lane, the quick one on z2jh's
 ONE_SPEED = "10"
 CONTRADICTIONS = "ui-tests/test_contradictions.py"
@@ -228,8 +232,11 @@ def run(jobs: list[Job], parallel: int) -> int:
     waiting = list(jobs)
     running: dict[str, tuple[Job, subprocess.Popen[bytes]]] = {}
     done: dict[str, Job] = {}
-    for job in jobs:
+    for index, job in enumerate(jobs):
         job.log = OUTPUT / "logs" / f"{job.slug}.log"
+        # each job's servers on ports of its own (richprogress.demo.processes.free_port)
+        first = PORTS_FROM + index * PORTS_PER_JOB
+        job.env.setdefault(PORTS_VARIABLE, f"{first}-{first + PORTS_PER_JOB - 1}")
     try:
         schedule(jobs, waiting, running, done, parallel, began)
     finally:

@@ -12,11 +12,42 @@ from pathlib import Path
 HOST = "127.0.0.1"
 
 
+#: ``FIRST-LAST``: the ports this process may hand out (``free_port``). Test runners that run
+#: side by side give each run its own slice, below the kernel's ephemeral range (32768 and
+#: up on Linux), so two runs never pick the same port, and no outgoing connection is given
+#: a picked port before its server listens on it.
+PORTS_VARIABLE = "RICHPROGRESS_DEMO_PORTS"
+_handed_out: set[int] = set()
+
+
+def _port_range() -> range | None:
+    spec = os.environ.get(PORTS_VARIABLE, "").strip()
+    if not spec:
+        return None
+    first, sep, last = spec.partition("-")
+    if not (sep and first.isdigit() and last.isdigit() and 0 < int(first) <= int(last) < 65536):
+        raise ValueError(f"{PORTS_VARIABLE}={spec!r}: expected FIRST-LAST, e.g. 20000-21999")
+    return range(int(first), int(last) + 1)
+
+
 def free_port(host: str = HOST) -> int:
-    """A TCP port that is free on ``host`` right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    """A TCP port that is free on ``host`` right now and that this process has not handed
+    out before (a hub asks for three at once, before any of them listens)."""
+    ports = _port_range()
+    if ports is None:
+        for _attempt in range(100):
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                sock.bind((host, 0))
+                port = int(sock.getsockname()[1])
+            if port not in _handed_out:
+                _handed_out.add(port)
+                return port
+        raise RuntimeError("the kernel gave 100 ports in a row that this process already handed out")
+    for port in ports:
+        if port not in _handed_out and port_is_free(port, host):
+            _handed_out.add(port)
+            return port
+    raise RuntimeError(f"{PORTS_VARIABLE}: every port of {ports.start}-{ports.stop - 1} was handed out or is busy")
 
 
 def port_is_free(port: int, host: str = HOST) -> bool:
