@@ -7,7 +7,7 @@ Run from the repository root::
     python benchmarks/history.py --no-postgres    # or --no-sqlite
 
 Prints, for SQLite (a file in a temporary folder) and PostgreSQL (started like the tests'
-one, ``tests/pg_fixtures.py``):
+one, ``tests/helpers/postgres.py``):
 
 - write: the time ``SpawnHistory.record()`` takes on the event loop per finished spawn
   (snapshot and queue: what the spawn's end waits for), and the writer threads' time per
@@ -48,7 +48,6 @@ from typing import Any
 
 ROOT = Path(__file__).absolute().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
 import sqlalchemy as sa  # noqa: E402
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader  # noqa: E402
@@ -368,7 +367,7 @@ def main() -> None:
         if not args.no_sqlite:
             run("SQLite", f"sqlite:///{path}", total, writes, samples, sqlite_disk, folder)
     if not args.no_postgres:
-        from pg_fixtures import postgres_server
+        from tests.helpers.postgres import postgres_server
 
         def pg_disk(conn: Any) -> int:
             return int(conn.execute(sa.text("SELECT pg_total_relation_size('richprogress_spawns')")).scalar())

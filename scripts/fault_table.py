@@ -6,7 +6,7 @@ Run from the repository root::
     python scripts/fault_table.py sqlite-locked ...   # some cases
     python scripts/fault_table.py --code /other/tree  # another checkout's richprogress
 
-Each case runs in a process of its own (``tests/fault_cases.py`` says what each does), so
+Each case runs in a process of its own (``tests/helpers/fault_cases.py`` says what each does), so
 a case whose process dies shows how it died. Prints a Markdown table.
 """
 
@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).absolute().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from fault_cases import CASES, run_case, table  # noqa: E402
+from tests.helpers.fault_cases import CASES, run_case, table  # noqa: E402
 
 
 def main() -> None:

@@ -6,13 +6,15 @@
     a SQLite file in the working directory: without this, a test that calls ``setup`` would
     make every later in-process spawn write into the checkout.
 
-Helper modules (imported by the tests that need them, not fixtures of every test):
+Helper modules are in ``tests.helpers`` (imported by the tests that need them, not fixtures
+of every test), e.g.:
 
-- ``hub_fixtures``: a real JupyterHub subprocess with its proxy (``hub_process``, ``Hub``);
-- ``cluster_fixtures``: real KubeSpawner against the simulated cluster;
-- ``pg_fixtures``: a throwaway PostgreSQL server;
-- ``node_module``: run a JavaScript snippet from ``static/`` under node.
-- ``scenario_events``: a namespace's Kubernetes events, played from the demo's scenario files.
+- ``tests.helpers.hub``: a real JupyterHub subprocess with its proxy (``hub_process``, ``Hub``);
+- ``tests.helpers.cluster``: real KubeSpawner against the simulated cluster;
+- ``tests.helpers.postgres``: a throwaway PostgreSQL server;
+- ``tests.helpers.node``: run a JavaScript snippet from ``static/`` under node;
+- ``tests.helpers.scenario_events``: a namespace's Kubernetes events, played from the demo's
+  scenario files.
 """
 
 from __future__ import annotations

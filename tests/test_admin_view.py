@@ -19,7 +19,12 @@ from typing import Any
 import pytest
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader
 from jupyterhub.scopes import Scope
-from test_pages import (
+
+from richprogress.hub_setup import notice_template_path, template_path
+from richprogress.web import template_helpers
+from richprogress.web.views.history import failures_page_data, when_parts
+from richprogress.web.views.payloads import timeline_report_text
+from tests.helpers.pages import (
     HUB,
     STOCK,
     Node,
@@ -30,11 +35,6 @@ from test_pages import (
     render,
     timeline,
 )
-
-from richprogress.hub_setup import notice_template_path, template_path
-from richprogress.web import template_helpers
-from richprogress.web.views.history import failures_page_data, when_parts
-from richprogress.web.views.payloads import timeline_report_text
 
 ADMIN_SCOPES = {"read:servers": Scope.ALL, "admin-ui": Scope.ALL}
 

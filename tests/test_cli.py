@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scenario_events import Namespace
 
 from richprogress import __version__
 from richprogress.demo.cluster.scenarios import builtin_scenarios
+from tests.helpers.cli import explain
+from tests.helpers.scenario_events import Namespace
 
 PEER = Path(__file__).resolve().parent / "data" / "kubespawner-pr910"
 INVALID_IMAGE = PEER / "invalid-pod-image.events.json"
@@ -37,18 +38,6 @@ REQUIRED_KEYS = {
     "raw_message",
     "rule",
 }
-
-
-def explain(*args: str | Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m richprogress.cli explain ARGS`` and return what it did."""
-    return subprocess.run(
-        [sys.executable, "-m", "richprogress.cli", "explain", *map(str, args)],
-        input=stdin.decode("utf-8", "surrogateescape") if stdin is not None else None,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
-    )
 
 
 def explain_bytes(*args: str | Path, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
@@ -579,7 +568,6 @@ def owned(ns: Namespace, pod: str, *others: str) -> list[tuple[str, str]]:
          + (f"[{e['involvedObject']['fieldPath'][16:-1]}]" if "fieldPath" in e["involvedObject"] else ""))
         for e in events
     ]
-
 
 
 def shown_as_on_the_page(shown: list[tuple[str, str]], events: list[tuple[str, str]]) -> bool:

@@ -13,42 +13,28 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-from hub_fixtures import CHP_BIN, hub_process
 from jupyterhub.app import JupyterHub
 from traitlets.config import Application, Config, PyFileConfigLoader
 
 import richprogress
 from richprogress.settings_check import SettingsError, check_settings
+from tests.helpers.config import loaded, refused_when_loaded
+from tests.helpers.hub import hub_process
+from tests.helpers.paths import DATA, REPO
+from tests.helpers.refused_hub import refused_at_start
 
-ROOT = Path(__file__).resolve().parents[1]
-PR910_RULES = json.loads((ROOT / "tests" / "data" / "kubespawner-pr910" / "default-rules.json").read_text())
+PR910_RULES = json.loads((DATA / "kubespawner-pr910" / "default-rules.json").read_text())
 
-SPAWNER = 'c.JupyterHub.spawner_class = "richprogress.RichKubeSpawner"\n'
 GOOD_RULE = '{"match": {"reason": "Pulling"}, "template": "Downloading"}'
 
 
 def rules(bad: str, option: str = "rules") -> str:
     """``c.EventFormatter.<option>`` holding three good rules, then ``bad`` at index 3."""
     return f"c.EventFormatter.{option} = [{GOOD_RULE}, {GOOD_RULE.replace('Pulling', 'Pulled')}, {GOOD_RULE.replace('Pulling', 'Created')}, {bad}]\n"
-
-
-def loaded(lines: str, *, tmp: Path | None = None) -> JupyterHub:
-    """A JupyterHub that loaded ``setup(c)`` then ``lines`` (after setup, as z2jh's own
-    settings often come): what the hub does with a jupyterhub_config.py."""
-    c = Config()
-    richprogress.setup(c)
-    exec(compile(SPAWNER + lines, "jupyterhub_config.py", "exec"), {"c": c, "tmp": str(tmp or "")})
-    app = JupyterHub(config=c)
-    app.log.setLevel(logging.ERROR)
-    return app
 
 
 #: (id, config lines, the setting named, a piece of the value, a piece of what is allowed or wrong)
@@ -172,12 +158,7 @@ BAD = [
 
 @pytest.mark.parametrize(("lines", "setting", "value", "allowed"), [pytest.param(*case[1:], id=case[0]) for case in BAD])
 def test_a_bad_setting_is_refused_when_the_config_loads(tmp_path: Path, lines: str, setting: str, value: str, allowed: str) -> None:
-    with pytest.raises(SettingsError) as refused:
-        loaded(lines, tmp=tmp_path)
-    line = str(refused.value)
-    assert "\n" not in line
-    assert line.startswith(f"richprogress: {setting}"), line
-    assert value in line and allowed in line, line
+    refused_when_loaded(tmp_path, lines, setting, value, allowed)
 
 
 def test_several_bad_settings_are_named_in_the_one_line() -> None:
@@ -222,7 +203,7 @@ def test_a_command_line_setting_is_checked(monkeypatch: pytest.MonkeyPatch, tmp_
 
 
 def _readme_blocks() -> list[str]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
     return [block for block in re.findall(r"```python\n(.*?)```", readme, re.S) if "c.EventFormatter" in block]
 
 
@@ -266,13 +247,13 @@ def _load_file(path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch)
 
 
 def test_the_demo_config_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = _load_file(ROOT / "richprogress" / "demo" / "jupyterhub_config.py", {"RICHPROGRESS_DEMO_WORKDIR": str(tmp_path)}, monkeypatch)
+    config = _load_file(REPO / "richprogress" / "demo" / "jupyterhub_config.py", {"RICHPROGRESS_DEMO_WORKDIR": str(tmp_path)}, monkeypatch)
     app = JupyterHub(config=config)  # the check runs as the config loads: nothing refused
     assert "richprogress" in app.template_vars
 
 
 def test_the_example_config_loads(monkeypatch: pytest.MonkeyPatch) -> None:
-    config = _load_file(ROOT / "examples" / "jupyterhub_config.py", {}, monkeypatch)
+    config = _load_file(REPO / "examples" / "jupyterhub_config.py", {}, monkeypatch)
     app = JupyterHub(config=config)
     assert "richprogress" in app.template_vars
 
@@ -292,30 +273,7 @@ REAL_BAD = [
 
 @pytest.mark.parametrize(("lines", "line"), REAL_BAD)
 def test_a_real_hub_with_a_bad_setting_does_not_start(tmp_path: Path, lines: str, line: str) -> None:
-    config = tmp_path / "jupyterhub_config.py"
-    # the bad setting comes after setup(c), and the spawner class after it (as in z2jh)
-    config.write_text(textwrap.dedent(
-        f"""
-        import os
-        import richprogress
-        richprogress.setup(c)
-        c.JupyterHub.ip = "127.0.0.1"
-        c.JupyterHub.port = 1  # never listened on: the hub must stop before
-        {SPAWNER}"""
-    ) + lines)
-    env = {**os.environ, "PATH": f"{CHP_BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "jupyterhub", "-f", str(config)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-    )
-    output = done.stdout + done.stderr
-    assert done.returncode == 1, output
-    refused = [row for row in output.splitlines() if "richprogress:" in row]
-    assert len(refused) == 1, output
-    assert "Bad config encountered during initialization: " + line in refused[0], output
-    # stopped before it opened its database or wrote its cookie secret
-    assert not (tmp_path / "jupyterhub.sqlite").exists()
-    assert not (tmp_path / "jupyterhub_cookie_secret").exists()
+    refused_at_start(tmp_path, lines, line)
 
 
 GOOD_SPAWNER = """
@@ -345,7 +303,7 @@ def test_the_reference_says_what_every_setting_accepts() -> None:
     from richprogress.typical.cache import TypicalTimes
     from richprogress.wording.formatter import EventFormatter
 
-    reference = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    reference = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
     rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `(c\.\w+\.\w+)` \|.*$", reference, re.M)}
     missing = []
     for cls in (EventFormatter, RichProgressMixin, RichKubeSpawner, TypicalTimes, SpawnHistory):

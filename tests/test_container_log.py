@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_kubespawner import make_spawner, rich_cluster, spawn
 
 from richprogress.history.rows import build_row, full_spawn, snapshot, timeline_of
 from richprogress.kube.container_log import log_target
 from richprogress.stream.spawn_end import SpawnEnd
+from tests.helpers.kubespawner import make_spawner, rich_cluster, spawn
 
 TOKEN = "0123456789abcdef0123456789abcdef"
 #: what the notebook prints on each run before it dies
@@ -172,7 +172,7 @@ OOM_EVENTS = Path(__file__).resolve().parent / "data" / "out-of-memory.events.js
 
 
 def test_explain_shows_a_log_file_s_last_lines_redacted(tmp_path):
-    from test_cli import explain
+    from tests.helpers.cli import explain
 
     log = tmp_path / "notebook.log"
     lines = [f"line {i}" for i in range(60)] + [
@@ -205,7 +205,7 @@ def test_explain_shows_a_log_file_s_last_lines_redacted(tmp_path):
     ],
 )
 def test_explain_log_refusals_are_one_line(tmp_path, args, said):
-    from test_cli import explain
+    from tests.helpers.cli import explain
 
     log = tmp_path / "n.log"
     log.write_text("x\n")

@@ -1,7 +1,7 @@
 """The container's last log lines in a real JupyterHub: who sees them, where, and that a
 token in them never gets out.
 
-The hub's spawner is ``LastWordsSpawner`` (the generated config below): RichProgressMixin
+The hub's spawner is ``LastWordsSpawner`` (``tests.helpers.last_words``): RichProgressMixin
 over a spawner whose start fails, with ``_rp_last_words`` giving the kept log from a text
 that holds a hub token, through the same ``story.container_log`` (cut and redacted) that
 ``RichKubeSpawner`` uses on what the Kubernetes API answers (``test_container_log.py``
@@ -9,7 +9,7 @@ reads it from the simulated cluster). The mixin's own failure path stores the sp
 
 Its ``show_container_log`` comes from the server's name, as a profile's
 ``kubespawner_override`` can set it: the default server keeps the default (``owner``),
-``adm`` is ``admins``, ``hide`` is ``nobody``. Users (``hub_fixtures``): ``alice`` owns
+``adm`` is ``admins``, ``hide`` is ``nobody``. Users (``tests.helpers.hub``): ``alice`` owns
 the servers, ``admin`` is an admin, ``reader`` holds ``read:servers`` on alice's servers
 without being an admin, ``bob`` is anyone else.
 """
@@ -19,63 +19,18 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import textwrap
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
-import test_config_refused
-from hub_fixtures import Hub, hub_process
-from test_handlers import timeline_path
 
-TOKEN = "0123456789abcdef0123456789abcdef"
-SECRET = "hunter2-pg-password"
-USERS = ["alice", "bob", "admin", "reader", "visitor"]
-
-SPAWNER_CODE = textwrap.dedent(
-    f'''
-    import asyncio
-
-    from jupyterhub.spawner import Spawner
-
-    import richprogress
-    from richprogress import RichProgressMixin
-    from richprogress.story.container_log import container_log
-
-    LOG = (
-        "[I 10:00:00 ServerApp] connecting with JUPYTERHUB_API_TOKEN={TOKEN}\\n"
-        "[E 10:00:01 ServerApp] <script>alert(1)</script> DB_PASSWORD={SECRET}\\n"
-        "Traceback (most recent call last):\\n"
-        "PermissionError: [Errno 13] Permission denied: '/home/jovyan/work'\\n"
-    )
-    SHOW = {{"": "owner", "adm": "admins", "hide": "nobody"}}
-
-    class Exits(Spawner):
-        async def start(self):
-            await asyncio.sleep(0.2)
-            raise RuntimeError("The server exited before it was ready.")
-
-        async def poll(self):
-            return 0
-
-        async def stop(self):
-            pass
-
-    class LastWordsSpawner(RichProgressMixin, Exits):
-        async def start(self):
-            self.show_container_log = SHOW.get(self.name, "owner")
-            return await super().start()
-
-        async def _rp_last_words(self, timeline):
-            # what RichKubeSpawner keeps of the Kubernetes API's answer
-            timeline.container_log = dict(container_log("notebook", True, LOG))
-    '''
-)
-
-EXTRA_CONFIG = "richprogress.setup(c)\n"
-LAST_LINE = "PermissionError: [Errno 13] Permission denied: '/home/jovyan/work'"
+from tests.helpers.config import refused_when_loaded
+from tests.helpers.endpoints import timeline_path
+from tests.helpers.hub import Hub, hub_process
+from tests.helpers.last_words import EXTRA_CONFIG, LAST_LINE, SECRET, SPAWNER_CODE, TOKEN, USERS
+from tests.helpers.refused_hub import refused_at_start
 
 
 @pytest.fixture(scope="module")
@@ -220,11 +175,11 @@ def test_the_hub_log_never_carries_the_secrets(failed: Hub) -> None:
 def test_a_bad_log_setting_is_refused_when_the_config_loads(
     tmp_path: Path, lines: str, setting: str, value: str, allowed: str
 ) -> None:
-    test_config_refused.test_a_bad_setting_is_refused_when_the_config_loads(tmp_path, lines, setting, value, allowed)
+    refused_when_loaded(tmp_path, lines, setting, value, allowed)
 
 
 def test_a_real_hub_with_a_bad_show_container_log_does_not_start(tmp_path: Path) -> None:
-    test_config_refused.test_a_real_hub_with_a_bad_setting_does_not_start(
+    refused_at_start(
         tmp_path,
         'c.RichKubeSpawner.show_container_log = "everyone"\n',
         "richprogress: c.RichKubeSpawner.show_container_log = 'everyone': 'owner' (owner and admins), 'admins' or 'nobody'",

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_metrics_hub import spawn_and_wait
 
 from richprogress.demo.hub import DemoHub, free_port
+from tests.helpers.spawner_hub import spawn_and_wait
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 # What Grafana fills in; the range is short because the hub lived only a minute.

@@ -14,8 +14,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from node_module import node_json
-from test_pages import failure_page, image_not_found, timeline
 
 from richprogress.cli import main
 from richprogress.model.display import display_line, display_text, format_count
@@ -23,6 +21,8 @@ from richprogress.story.report import render_report_text
 from richprogress.stream.spawn_facts import spawn_facts
 from richprogress.wording.fields import MAX_COUNT
 from richprogress.wording.formatter import EventFormatter
+from tests.helpers.node import node_json
+from tests.helpers.pages import failure_page, image_not_found, timeline
 
 REPO = Path(__file__).resolve().parents[1]
 ROW_DETAILS = REPO / "static" / "row-details.js"

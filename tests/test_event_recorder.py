@@ -5,11 +5,11 @@ simulated seconds, given explicitly."""
 from __future__ import annotations
 
 import aiohttp
-from cluster_fixtures import pod_body, running_cluster, wait_until
 
 from richprogress.demo.cluster.events import build_event
 from richprogress.demo.cluster.recorder import LegacyRecorder, SeriesRecorder, expire
 from richprogress.demo.cluster.store import ObjectStore
+from tests.helpers.cluster import pod_body, running_cluster, wait_until
 
 POD = {"kind": "Pod", "namespace": "default", "name": "jupyter-r", "uid": "u-1", "apiVersion": "v1"}
 

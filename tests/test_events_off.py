@@ -13,12 +13,12 @@ import asyncio
 from typing import Any
 
 import pytest
-from test_spawner_hub import read_all, records_of, request_spawn, timeline
 
 from richprogress.demo.hub import DemoHub
 from richprogress.kube.pod_steps import PodSteps, reached, step_record
 from richprogress.model.records import PHASE_PROGRESS
 from richprogress.wording.formatter import EventFormatter
+from tests.helpers.spawner_hub import read_all, records_of, request_spawn, timeline
 
 
 @pytest.fixture(scope="module")

@@ -17,10 +17,9 @@ from typing import Any
 
 import pytest
 import requests
-from test_fail_fast_hub import spawn_with
-from test_spawner_hub import timeline
 
 from richprogress.demo.hub import DemoHub
+from tests.helpers.spawner_hub import spawn_with, timeline
 
 SPEED = 100.0
 START_TIMEOUT = 8.0

@@ -10,14 +10,13 @@ fail-fast's hold time by the speed (60 s / 100), as it scales the start timeout.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import pytest
-from test_spawner_hub import create_user, read_all, records_of, timeline
 
 from richprogress.demo.hub import DemoHub
 from richprogress.stream.live_diagnosis import STOPPED_EARLY_ID
+from tests.helpers.spawner_hub import records_of, spawn_with, timeline
 
 SPEED = 100.0
 START_TIMEOUT = 30.0
@@ -33,14 +32,6 @@ def hub() -> Any:
 def diagnoses(events: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
     """The live diagnosis each time it changed on the stream."""
     return [e["diagnosis"] for e in events if "diagnosis" in e]
-
-
-async def spawn_with(hub: DemoHub, name: str, body: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:
-    create_user(hub, name)
-    started = time.monotonic()
-    hub.api("POST", f"users/{name}/server", body)
-    events = await read_all(hub, name)
-    return events, time.monotonic() - started
 
 
 @pytest.mark.parametrize(("body", "image"), [

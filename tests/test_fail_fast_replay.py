@@ -14,85 +14,16 @@ The real hub and KubeSpawner run the same scenarios in ``test_fail_fast_hub.py``
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-from typing import Any
+from datetime import timedelta
 
 import pytest
 
-from richprogress.demo.cluster.scenarios import builtin_scenarios, expand
+from richprogress.demo.cluster.scenarios import builtin_scenarios
 from richprogress.model.timeline import SpawnTimeline
-from richprogress.model.times import isoformat_z
 from richprogress.story.fail_fast import FailFastPolicy
 from richprogress.stream.live_diagnosis import LiveDiagnoser
 from richprogress.wording.formatter import EventFormatter
-
-START = datetime(2026, 11, 30, 9, 0, 0, tzinfo=timezone.utc)
-VALUES = {
-    "namespace": "jhub",
-    "pod": "jupyter-alice",
-    "pod_uid": "pod-uid-1",
-    "user": "alice",
-    "image": "quay.io/jupyter/no-such-notebook:2026-11",
-    "image_ref": "quay.io/jupyter/no-such-notebook:2026-11",
-    "container": "notebook",
-    "scheduler": "default-scheduler",
-    "claim": "claim-alice",
-    "volume": "pvc-1",
-    "node": "node-1",
-    "backoff": "10s",
-}
-
-
-def timed_events(name: str, until: float) -> list[tuple[float, dict[str, Any]]]:
-    """The scenario's events at speed 1 as (seconds since the spawn, core/v1 Event), with
-    the kubelet's growing back-off on loops, as the simulated cluster plays them."""
-    scenario = builtin_scenarios()[name]
-    values = {**VALUES, **scenario.vars}
-    values = {key: expand(value, values) for key, value in values.items()}
-    out: list[tuple[float, dict[str, Any]]] = []
-    keyed: dict[str, dict[str, Any]] = {}
-    now = 0.0
-    serial = 0
-
-    def play(step: dict[str, Any], delay: float) -> None:
-        nonlocal now, serial
-        now += delay
-        stamp = isoformat_z(START + timedelta(seconds=now))
-        for spec in step.get("events", []):
-            key = spec.get("key")
-            if key and key in keyed:
-                event = {**keyed[key], "count": keyed[key]["count"] + 1, "lastTimestamp": stamp}
-            else:
-                serial += 1
-                kind = spec.get("object", "Pod")
-                involved = {"kind": kind, "namespace": "jhub", "uid": f"{kind}-uid",
-                            "name": values["claim"] if kind != "Pod" else values["pod"]}
-                if spec.get("fieldPath"):
-                    involved["fieldPath"] = expand(spec["fieldPath"], values)
-                component = expand(spec.get("component", "kubelet"), values)
-                event = {
-                    "metadata": {"uid": f"event-{serial}", "name": f"e{serial}", "namespace": "jhub"},
-                    "involvedObject": involved, "reason": spec["reason"],
-                    "message": expand(spec["message"], values), "type": spec.get("type", "Normal"),
-                    "reportingComponent": component, "source": {"component": component},
-                    "count": 1, "firstTimestamp": stamp, "lastTimestamp": stamp,
-                }
-            if key:
-                keyed[key] = event
-            out.append((now, event))
-
-    for step in scenario.steps:
-        play(step, step.get("delay", 0))
-    loop = scenario.loop
-    iteration = 0
-    while loop is not None and now < until:
-        iteration += 1
-        factor = float(loop.get("delay_factor", 1)) ** (iteration - 1)
-        for step in scenario.steps[loop["from"]:]:
-            delay = min(step["repeat_delay"] * factor, loop.get("max_delay", 300)) \
-                if "repeat_delay" in step else step.get("delay", 0)
-            play(step, delay)
-    return [(t, e) for t, e in out if t <= until]
+from tests.helpers.replay import START, timed_events
 
 
 def replay(name: str, until: float, policy: FailFastPolicy = FailFastPolicy()) -> tuple[float | None, float | None]:

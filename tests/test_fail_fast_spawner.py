@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_kubespawner import check_stream, make_spawner, rich_cluster, spawn
-
 from richprogress.stream.live_diagnosis import STOPPED_EARLY_ID, StoppedEarly
+from tests.helpers.kubespawner import check_stream, make_spawner, rich_cluster, spawn
 
 
 def live_states(events: list[dict[str, Any]]) -> list[str | None]:

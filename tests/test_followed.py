@@ -20,8 +20,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from cluster_fixtures import pod_body, running_cluster, wait_until
-from test_kubespawner import check_stream, make_spawner, rich_cluster, spawn
 from traitlets import TraitError
 
 from richprogress.demo.cluster.custom import API_VERSION, GROUP, KIND, PLURAL, VERSION
@@ -31,6 +29,8 @@ from richprogress.story.diagnosis import diagnose
 from richprogress.story.hints import HINT_QUOTA
 from richprogress.stream.inbox import Subscription
 from richprogress.wording.formatter import EventFormatter
+from tests.helpers.cluster import pod_body, running_cluster, wait_until
+from tests.helpers.kubespawner import check_stream, make_spawner, rich_cluster, spawn
 
 FOLLOW = [{"kind": KIND, "api_version": API_VERSION, "name": "{pod_name}"}]
 #: the operator-error scenario's quota refusal (8Gi asked, 28Gi of 32Gi used), in words

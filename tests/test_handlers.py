@@ -26,7 +26,9 @@ from urllib.parse import quote
 
 import pytest
 import requests
-from hub_fixtures import BASE_URL, HOSTILE, Hub, hub_process
+
+from tests.helpers.endpoints import timeline_path
+from tests.helpers.hub import BASE_URL, HOSTILE, Hub, hub_process
 
 #: the image the spawns ran with (the spawner's image until a test changes it)
 SPAWN_IMAGE = "quay.io/jupyter/no-such-notebook:2026-11"
@@ -130,13 +132,6 @@ def wait_failed(hub: Hub, user: str, server_name: str = "") -> None:
         every=0.1,
         settle=0.3,
     )
-
-
-def timeline_path(user: str, server_name: str = "", suffix: str = "timeline") -> str:
-    name = quote(user, safe="")
-    if server_name:
-        return f"richprogress/users/{name}/servers/{quote(server_name, safe='')}/{suffix}"
-    return f"richprogress/users/{name}/{suffix}"
 
 
 @contextmanager

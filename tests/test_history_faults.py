@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_cases import (
+
+from tests.helpers.fault_cases import (
     CASES,
     POSTGRES_CASES,
     chattr_works,
@@ -38,7 +39,7 @@ from fault_cases import (
     table,
     wait_stored,
 )
-from pg_fixtures import PostgresServer, postgres_bindir
+from tests.helpers.postgres import PostgresServer, postgres_bindir
 
 pytestmark = pytest.mark.faults
 
@@ -168,7 +169,7 @@ def _alive(work: Path) -> bool:
 def fault_hub(work: Path, url: str | None = None) -> Iterator[Any]:
     """``test_history_hub``'s hub (spawns that fail), its history at ``url`` (None: the
     default SQLite file in ``work``), tried again 1 s after an error instead of 60."""
-    from test_history_hub import history_hub_process
+    from tests.helpers.history_hub import history_hub_process
 
     with history_hub_process(work, history_url=url, retry_seconds=1) as hub:
         yield hub

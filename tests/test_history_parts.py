@@ -17,11 +17,11 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import test_history_store as stored
-from test_history_store import T0, Clock, end_spawn
 
 from richprogress.history import SpawnHistory
 from richprogress.history.database import driver_url, safe_url
+from tests.helpers import history_store as stored
+from tests.helpers.history_store import T0, Clock, end_spawn
 
 postgres_url = stored.postgres_url
 store_url = stored.store_url

@@ -30,18 +30,18 @@ from urllib.parse import quote
 import pytest
 import requests
 import sqlalchemy as sa
-import test_history_store as stored
-from hub_fixtures import Hub
-from old_schema import as_old_schema, copy_row_as
-from pg_fixtures import postgres_server
-from test_history_hub import history_hub_process, spawns_path, start, wait_stored
-from test_history_store import end_spawn
 from traitlets import TraitError
 
 from richprogress.history import SpawnHistory
 from richprogress.history.read_pool import Read, ReadPool
 from richprogress.history.rows import build_row
 from richprogress.history.schema import SCHEMA_VERSION, spawns_table
+from tests.helpers import history_store as stored
+from tests.helpers.history_hub import history_hub_process, spawns_path, start, wait_stored
+from tests.helpers.history_store import end_spawn
+from tests.helpers.hub import Hub
+from tests.helpers.old_schema import as_old_schema, copy_row_as
+from tests.helpers.postgres import postgres_server
 
 # the store's fixtures (a SQLite file, and a throwaway PostgreSQL), shared with its tests
 postgres_url = stored.postgres_url

@@ -17,8 +17,6 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from fault_cases import chattr_works
-from test_history_store import T0, Clock, end_spawn, fake_spawner, image_not_found_records
 from traitlets import TraitError
 
 from richprogress.history import SpawnHistory, count_spool_with
@@ -27,6 +25,8 @@ from richprogress.history.rows import snapshot
 from richprogress.history.spool import SPOOL_EVENTS, encode
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.stream.spawn_end import SpawnEnd
+from tests.helpers.fault_cases import chattr_works
+from tests.helpers.history_store import T0, Clock, end_spawn, fake_spawner, image_not_found_records
 
 
 @pytest.fixture

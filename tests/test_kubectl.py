@@ -15,7 +15,8 @@ import sys
 
 import aiohttp
 import pytest
-from cluster_fixtures import pod_body, running_cluster, wait_until
+
+from tests.helpers.cluster import pod_body, running_cluster, wait_until
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(

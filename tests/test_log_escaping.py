@@ -11,10 +11,9 @@ from __future__ import annotations
 import logging
 import re
 
-from test_kubespawner import make_spawner, rich_cluster, spawn
-
 from richprogress.stream.live_diagnosis import StoppedEarly
 from richprogress.wording.formatter import EventFormatter
+from tests.helpers.kubespawner import make_spawner, rich_cluster, spawn
 
 #: a hyperlink (OSC 8), a screen clear (CSI 2J), a C1 CSI and a right-to-left override
 ESCAPES = "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\\x1b[2J\x9b31m\u202e"

@@ -15,17 +15,16 @@ expected start time for the happy-path profile).
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import urllib.request
 from typing import Any
 
-import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from richprogress.demo.hub import DemoHub
+from tests.helpers.spawner_hub import spawn_and_wait
 
 SPEED = 100.0
 START_TIMEOUT = 6.0
@@ -61,22 +60,6 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 def sample(parsed: dict[Any, float], name: str, **labels: str) -> float:
     return parsed.get((name, tuple(sorted(labels.items()))), 0.0)
-
-
-async def spawn_and_wait(hub: DemoHub, name: str, profile: str) -> dict[str, Any]:
-    """Request a spawn and read its progress stream to the end; the last event."""
-    hub.api("POST", f"users/{name}")
-    hub.api("POST", f"users/{name}/server", {"profile": profile})
-    url = f"{hub.url}hub/api/users/{name}/server/progress"
-    last: dict[str, Any] = {}
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session:
-        async with session.get(url, headers={"Authorization": f"token {hub.api_token}"}) as response:
-            assert response.status == 200
-            async for raw in response.content:
-                line = raw.decode().strip()
-                if line.startswith("data:"):
-                    last = json.loads(line[len("data:") :])
-    return last
 
 
 async def test_hub_metrics_show_our_spawns(hub):

@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 import requests
-from hub_fixtures import Hub
-from test_spawner_hub import read_all, records_of, request_spawn
 
 from richprogress.demo.hub import DemoHub
+from tests.helpers.hub import Hub
+from tests.helpers.spawner_hub import read_all, records_of, request_spawn
 
 HOOKS = textwrap.dedent(
     '''

@@ -8,49 +8,13 @@ sets, so every due time is checked exactly, and nothing sleeps.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
-from jupyterhub.spawner import Spawner
 
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.stream.broadcast import TimelineBroadcast
-from richprogress.stream.mixin import RichProgressMixin
-
-T0 = datetime(2026, 11, 29, 21, 33, 20, tzinfo=timezone.utc)
-
-
-class Plain(RichProgressMixin, Spawner):
-    """A spawner that never runs: only the pump's patience step is exercised.
-
-    Its typical times are the test's (``typical``, None by default), not the hub-wide
-    cache's, which other tests of the same process may have fed."""
-
-    typical: Any = None
-
-    def _rp_patience_typical(self) -> Any:
-        return self.typical
-
-    async def start(self) -> str:  # pragma: no cover - never called
-        raise NotImplementedError
-
-    async def stop(self, now: bool = False) -> None:  # pragma: no cover - never called
-        pass
-
-    async def poll(self) -> int | None:  # pragma: no cover - never called
-        return None
-
-
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-
-    def __call__(self) -> datetime:
-        return T0 + timedelta(seconds=self.seconds)
+from tests.helpers.patience import T0, Clock, Plain, patience_records
 
 
 def setup(after: float = 0.3, growth: float = 2.0) -> tuple[Plain, SpawnTimeline, Clock, dict]:
@@ -59,10 +23,6 @@ def setup(after: float = 0.3, growth: float = 2.0) -> tuple[Plain, SpawnTimeline
     clock = Clock()
     timeline = SpawnTimeline(started_at=T0, clock=clock)
     return spawner, timeline, clock, {"patience_n": 0, "patience_count": {}}
-
-
-def patience_records(timeline: SpawnTimeline) -> list[dict]:
-    return [dict(r) for r in timeline.records() if str(r["id"]).startswith("patience-")]
 
 
 def test_one_message_per_due_time_counted_from_the_request() -> None:

@@ -15,7 +15,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from test_patience_clock import Clock, Plain, patience_records
 
 from richprogress.model.records import PHASE_NAMES
 from richprogress.model.timeline import SpawnTimeline
@@ -23,6 +22,7 @@ from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.patience import PatiencePlan
 from richprogress.typical.statistics import Typical
 from richprogress.typical.words import is_longer_than_usual, patience_note
+from tests.helpers.patience import Clock, Plain, patience_records
 
 #: as c.TypicalTimes.expected = {"scale-up": {"total": [170, 290], "scaling": [120, 240],
 #: "image": [20, 40]}} gives them (typical_cache.TypicalTimes.expected_for)

@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_config_refused import loaded
-from test_pages import failure_page, record, timeline
 
 from richprogress.settings_check import SettingsError
 from richprogress.story.diagnosis import diagnose
 from richprogress.story.verdict import decide
 from richprogress.wording.formatter import EventFormatter
 from richprogress.wording.rules import RuleError, load_rules
+from tests.helpers.config import loaded
+from tests.helpers.pages import failure_page, record, timeline
 
 
 def event(uid: str, reason: str, message: str, *, type_: str = "Warning", component: str = "default-scheduler",

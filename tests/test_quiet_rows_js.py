@@ -10,20 +10,19 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from test_pages import failure_page
-from test_rows_js import (
+from richprogress.model.timeline import SpawnTimeline
+from tests.helpers.pages import failure_page
+from tests.helpers.paths import STATIC
+from tests.helpers.rows_js import (
     HARNESS,
     ROWS_SETUP,
     STARTED,
-    STATIC,
     at,
     needs_node,
     pending_data,
     run_node,
     version,
 )
-
-from richprogress.model.timeline import SpawnTimeline
 
 LIVE = HARNESS + ROWS_SETUP + """
 const snapshot = () => log.elements().map((row) => ({ id: row.dataset.recordId, show: row.dataset.show || "row",

@@ -15,11 +15,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from cluster_fixtures import running_cluster, wait_until
-from test_kubespawner import check_stream, make_spawner, spawn
-
 from richprogress.demo.cluster.recorder import COMBINED_PREFIX, expire
 from richprogress.web.views.failure import failure_view
+from tests.helpers.cluster import running_cluster, wait_until
+from tests.helpers.kubespawner import check_stream, make_spawner, spawn
 
 PROBES = 12
 CONTAINER = "spec.containers{{container}}"

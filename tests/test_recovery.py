@@ -11,22 +11,17 @@ scenario, and on the progress stream (the SSE payload of docs/contracts.md:
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from jupyterhub.spawner import Spawner
-from test_fail_fast_replay import START, timed_events
 
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.story.diagnosis import decisive_record, diagnose, got_past
 from richprogress.story.fail_fast import FailFastPolicy, assess
-from richprogress.stream.broadcast import TimelineBroadcast
 from richprogress.stream.live_diagnosis import LiveDiagnoser
-from richprogress.stream.mixin import RichProgressMixin
 from richprogress.wording.formatter import EventFormatter
+from tests.helpers.replay import START, flaky_pull_stream, timed_events
 
 IMAGE = "quay.io/jupyter/course:2026-11"
 
@@ -190,45 +185,6 @@ def test_flaky_pull_at_real_timing_the_banner_goes_with_the_pulled() -> None:
         ("Pulled", "progressing"),  # the banner goes here, not at Created
         ("Created", "progressing"), ("Started", "progressing"),
     ]
-
-
-class Plain(RichProgressMixin, Spawner):
-    """A spawner that never runs: records are added by the test, progress() is read."""
-
-    async def start(self) -> str:  # pragma: no cover - never called
-        raise NotImplementedError
-
-    async def stop(self, now: bool = False) -> None:  # pragma: no cover - never called
-        pass
-
-    async def poll(self) -> int | None:  # pragma: no cover - never called
-        return None
-
-
-async def flaky_pull_stream() -> tuple[list[dict[str, Any]], SpawnTimeline]:
-    """The demo's flaky-pull through the default rules into a real spawner's timeline, at
-    its real timing on an injected clock: the progress events a page reads (one per record
-    added), and the timeline."""
-    user = SimpleNamespace(name="alice", id=1, url="/user/alice/", escaped_name="alice")
-    spawner = Plain(user=user, patience_after=0)
-    clock = {"now": START}
-    timeline = spawner._rp_new_timeline()
-    timeline._clock = lambda: clock["now"]  # type: ignore[method-assign]
-    timeline.started_at = START
-    _, broadcast = spawner._rp_current  # type: ignore[misc]
-    assert isinstance(broadcast, TimelineBroadcast)
-    formatter = EventFormatter()
-    stream = spawner.progress()
-    got: list[dict[str, Any]] = []
-    for at, event in timed_events("flaky-pull", until=60):
-        clock["now"] = START + timedelta(seconds=at)
-        record = formatter.format_event(event)
-        record["since_spawn"] = at
-        if spawner._rp_add_record(timeline, broadcast, record):
-            broadcast.notify()
-            got.append(await asyncio.wait_for(stream.__anext__(), 5))
-    await stream.aclose()
-    return got, timeline
 
 
 async def test_the_progress_stream_sends_diagnosis_null_on_the_pulled_event() -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_fail_fast_replay import START, timed_events
 
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.story.diagnosis import decisive_record, diagnose, got_past
@@ -25,6 +24,7 @@ from richprogress.story.known_failures import classify
 from richprogress.story.steps import step_durations
 from richprogress.wording.default_rules.refusals import HINT_QUOTA_NEVER, quantity, refusal_summary
 from richprogress.wording.formatter import EventFormatter
+from tests.helpers.replay import START, timed_events
 
 OPERATOR_SENTENCE = (
     "The namespace's memory quota (user-quota) is full: 28 GiB of 32 GiB used, and your server asks for 8 GiB"

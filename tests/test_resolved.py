@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_recovery import flaky_pull_stream
-
 from richprogress.model.records import EventRecord
 from richprogress.story.resolved import newly_resolved
+from tests.helpers.replay import flaky_pull_stream
 
 
 def rec(id: str, reason: str, severity: str, message: str, phase: str | None, t: int, **extra: Any) -> EventRecord:

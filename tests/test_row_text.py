@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from node_module import node_json
 
 from richprogress.web.views.rows import breakable_parts, for_viewer, headline_parts, shown_pills
+from tests.helpers.node import node_json
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 

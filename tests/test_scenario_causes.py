@@ -18,7 +18,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from test_fail_fast_replay import START, timed_events
 
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.story.diagnosis import decisive_record, diagnose, got_past
@@ -30,6 +29,7 @@ from richprogress.story.steps import step_durations
 from richprogress.web.views.failure import failure_view
 from richprogress.wording.formatter import EventFormatter
 from richprogress.wording.scheduling import summarize_scale_up_failure
+from tests.helpers.replay import START, timed_events
 
 
 def played(name: str, until: float) -> tuple[SpawnTimeline, list[tuple[float, dict[str, Any]]]]:

@@ -9,9 +9,9 @@ import json
 
 import aiohttp
 import pytest
-from cluster_fixtures import pod_body, running_cluster, wait_until
 
 from richprogress.demo.cluster.patch import PatchError, json_patch, merge_patch
+from tests.helpers.cluster import pod_body, running_cluster, wait_until
 
 NS = "/api/v1/namespaces/default"
 CONFIGMAPS = f"{NS}/configmaps"

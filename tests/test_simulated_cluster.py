@@ -15,7 +15,6 @@ from urllib.parse import urlparse
 
 import aiohttp
 import pytest
-from cluster_fixtures import make_kubespawner, pod_body, running_cluster, wait_until
 
 from richprogress.demo.cluster import SCENARIO_ANNOTATION, ScenarioError, scenario_names
 from richprogress.demo.cluster.scenarios import (
@@ -26,6 +25,7 @@ from richprogress.demo.cluster.scenarios import (
     validate,
 )
 from richprogress.demo.cluster.selectors import parse_field_selector, parse_label_selector
+from tests.helpers.cluster import make_kubespawner, pod_body, running_cluster, wait_until
 
 MISSING_IMAGE = "quay.io/jupyter/scipy-notebook:2099-01-01"
 PODS = "/api/v1/namespaces/default/pods"

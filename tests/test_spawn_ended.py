@@ -1,7 +1,7 @@
 """The spawner announces each finished spawn once: metrics and typical times hear of it.
 
-Uses ``RichScripted`` from test_spawner_mixin (a real JupyterHub Spawner whose steps the
-test releases) and reads the metrics in prometheus_client's default registry, as
+Uses ``RichScripted`` from ``tests.helpers.scripted_spawner`` (a real JupyterHub Spawner
+whose steps the test releases) and reads the metrics in prometheus_client's default registry, as
 /hub/metrics would, before and after. Each test uses its own profile slug so the numbers
 of other tests in the same process do not mix in.
 """
@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 from prometheus_client import REGISTRY
-from test_spawner_mixin import collect, make, run
 
 from richprogress.metrics import default_metrics, on_spawn_end
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.stream import spawn_end as spawn_events
 from richprogress.typical import cache as typical_cache
 from richprogress.typical import statistics as typical
+from tests.helpers.scripted_spawner import collect, make, run
 
 
 @pytest.fixture(autouse=True)

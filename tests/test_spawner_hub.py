@@ -11,15 +11,12 @@ Fixtures: ``hub`` (module scope, one DemoHub at speed 100 with a 20 s start time
 from __future__ import annotations
 
 import asyncio
-import json
-import urllib.error
-from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
 import pytest
 
 from richprogress.demo.hub import DemoHub
+from tests.helpers.spawner_hub import read_all, records_of, request_spawn, sse, timeline
 
 SPEED = 100.0
 #: a scale-up takes ~2 s here; the margin is for a busy CI machine (a CI run once saw the
@@ -33,69 +30,12 @@ def hub() -> Any:
         yield demo
 
 
-def create_user(hub: DemoHub, name: str) -> None:
-    try:
-        hub.api("POST", f"users/{name}")
-    except urllib.error.HTTPError as error:
-        if error.code != 409:  # already there
-            raise
-
-
-def request_spawn(hub: DemoHub, name: str, profile: str) -> None:
-    create_user(hub, name)
-    hub.api("POST", f"users/{name}/server", {"profile": profile})
-
-
-async def sse(hub: DemoHub, name: str) -> AsyncIterator[dict[str, Any]]:
-    """The progress stream, one event dict at a time, until the hub ends it."""
-    url = f"{hub.url}hub/api/users/{name}/server/progress"
-    headers = {"Authorization": f"token {hub.api_token}"}
-    timeout = aiohttp.ClientTimeout(total=60)
-    async with aiohttp.ClientSession(timeout=timeout) as session:
-        async with session.get(url, headers=headers) as response:
-            assert response.status == 200
-            async for raw in response.content:
-                line = raw.decode().strip()
-                if line.startswith("data:"):
-                    yield json.loads(line[len("data:") :])
-
-
-async def read_all(hub: DemoHub, name: str) -> list[dict[str, Any]]:
-    return [event async for event in sse(hub, name)]
-
-
-def records_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Our records, after checking the stream reads like a well-behaved one."""
-    ours = [e for e in events if "record" in e]
-    last_progress = 0
-    last_since = 0.0
-    counts: dict[str, int] = {}
-    for event in ours:
-        assert "html_message" not in event  # the hub's own ready event may carry one; ours never
-        assert last_progress <= event["progress"] < 100
-        last_progress = event["progress"]
-        record = event["record"]
-        assert event["message"] == record["message"]
-        assert record["since_spawn"] >= last_since
-        last_since = record["since_spawn"]
-        if record["id"] in counts:
-            assert record["count"] > counts[record["id"]]
-        counts[record["id"]] = record["count"]
-    return [e["record"] for e in ours]
-
-
 def hub_log_tail(hub: DemoHub, lines: int = 40) -> str:
     """The hub log's last lines, for an assertion's message."""
     try:
         return "\n".join(hub.log_path.read_text(errors="replace").splitlines()[-lines:])
     except OSError as err:
         return f"(no hub log: {err})"
-
-
-def timeline(hub: DemoHub, name: str) -> dict[str, Any]:
-    data = hub.api("GET", f"richprogress/users/{name}/timeline")
-    assert isinstance(data, dict)
-    return data
 
 
 async def test_happy_path_stream_through_the_hub(hub):

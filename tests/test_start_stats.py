@@ -7,9 +7,6 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-import test_history_store as stored
-from test_history_store import T0, Clock
-from test_typical_store import fill
 
 from richprogress.history import SpawnHistory
 from richprogress.typical.start_stats import (
@@ -19,6 +16,9 @@ from richprogress.typical.start_stats import (
     starts_sentence,
     usually_sentence,
 )
+from tests.helpers import history_store as stored
+from tests.helpers.history_store import T0, Clock
+from tests.helpers.typical_store import fill
 
 postgres_url = stored.postgres_url
 store_url = stored.store_url

@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from node_module import node_json
 
 from richprogress.model.records import PHASE_NAMES
 from richprogress.typical.statistics import Span, Typical
@@ -20,6 +19,7 @@ from richprogress.typical.words import (
     step_usually,
 )
 from richprogress.web.views.vocabulary import vocabulary
+from tests.helpers.node import node_json
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 

@@ -9,68 +9,25 @@ ended through ``spawn_events.spawn_ended`` as the spawner ends them; time is a c
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import sqlalchemy as sa
-import test_history_store as stored
-from old_schema import as_old_schema
-from test_history_store import T0, Clock, fake_spawner, image_not_found_records
 
 from richprogress.history import SpawnHistory
 from richprogress.history.schema import SCHEMA_VERSION
-from richprogress.model.timeline import SpawnTimeline
-from richprogress.stream import spawn_end as spawn_events
 from richprogress.typical.cache import TypicalCache, TypicalTimes
-from richprogress.typical.statistics import step_seconds
 from richprogress.typical.words import usually_ready
+from tests.helpers import history_store as stored
+from tests.helpers.history_store import T0, Clock
+from tests.helpers.old_schema import as_old_schema
+from tests.helpers.typical_store import end, fill
 
 # the store's fixtures (a SQLite file, and a throwaway PostgreSQL), shared with its tests
 postgres_url = stored.postgres_url
 store_url = stored.store_url
 clock = stored.clock
 make_store = stored.make_store
-
-
-def end(
-    store: SpawnHistory,
-    *,
-    user: str,
-    profile: str,
-    started: datetime,
-    seconds: float,
-    outcome: str = "ready",
-    subscribed: bool = False,
-) -> SpawnTimeline:
-    """A spawn ended through the one "spawn ended" point; ``subscribed``: the store
-    already listens there (``setup(c)`` did it)."""
-    finished = started + timedelta(seconds=seconds)
-    timeline = SpawnTimeline(started_at=started, clock=lambda: finished)
-    for record in image_not_found_records():
-        timeline.add(record)
-    timeline.finish(outcome, None if outcome == "ready" else "It failed.")
-    unsubscribe = (lambda: None) if subscribed else spawn_events.subscribe(store.record)
-    try:
-        spawn_events.spawn_ended(fake_spawner(user, "", profile), timeline)
-    finally:
-        unsubscribe()
-    return timeline
-
-
-def fill(store: SpawnHistory, clock: Clock) -> dict[str, Any]:
-    """gpu: 8 ready starts of 100..170 s, 3 failures, 2 ready starts too old for the
-    window; cpu: 6 ready starts of 20 s."""
-    old = clock.now - timedelta(days=30)
-    for i in range(2):
-        end(store, user=f"old{i}", profile="gpu", started=old, seconds=5.0)
-    for i in range(8):
-        last = end(store, user=f"g{i}", profile="gpu", started=clock.now - timedelta(hours=8 - i), seconds=100.0 + 10 * i)
-    for i in range(3):
-        end(store, user=f"f{i}", profile="gpu", started=clock.now - timedelta(hours=1), seconds=900.0, outcome="failed")
-    for i in range(6):
-        end(store, user=f"c{i}", profile="cpu", started=clock.now - timedelta(hours=2), seconds=20.0)
-    store.flush()
-    return {"steps": step_seconds(last)}
 
 
 def cache_of(store: SpawnHistory, clock: Clock, **settings: Any) -> TypicalCache:

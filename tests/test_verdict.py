@@ -7,13 +7,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from test_fail_fast_replay import START, timed_events
 
 from richprogress.model.timeline import STOPPED_BEFORE_READY, SpawnTimeline
 from richprogress.story.fail_fast import FailFastPolicy
 from richprogress.story.verdict import SHOWS, STATE_WORDS, STATES, decide
 from richprogress.stream.live_diagnosis import LiveDiagnoser
 from richprogress.wording.formatter import EventFormatter
+from tests.helpers.replay import START, timed_events
 
 
 def states_of(scenario: str, until: float, policy: FailFastPolicy = FailFastPolicy()) -> list[str]:

@@ -17,13 +17,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from node_module import node_json
 
 from richprogress.model.records import PHASES, SEVERITIES
 from richprogress.model.times import format_clock, format_duration, parse_timestamp
 from richprogress.story.verdict import STATES
 from richprogress.web.views.rows import row_moment
 from richprogress.web.views.vocabulary import vocabulary
+from tests.helpers.node import node_json
 
 REPO = Path(__file__).resolve().parents[1]
 STATIC = REPO / "static"

@@ -5,7 +5,8 @@ Fixtures:
 ``demo_hub`` (session)
     A ``DemoHub`` at base_url ``/``: real JupyterHub + configurable-http-proxy +
     ``RichKubeSpawner`` on the simulated cluster, replaying scenarios ``SPEED`` times
-    faster than a real cluster, with a short spawn timeout so failures come quickly.
+    faster than a real cluster, with a short spawn timeout (``START_TIMEOUT``) so failures
+    come quickly (both in ``tests.helpers.browser``).
 ``prefixed_hub`` (session)
     The same, at base_url ``/jh/``; started only when a test asks for it.
 ``browser`` (session)
@@ -47,19 +48,13 @@ from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
-from running_hub import serve
 
 from richprogress.demo.browser import CHROMIUM, CHROMIUM_ARGS
 from richprogress.demo.hub import DemoHub
+from tests.helpers.browser import SPEED, START_TIMEOUT, WAIT_MS
+from tests.helpers.demo_hub import serve
+from tests.helpers.paths import REPO
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-#: how much faster than a real cluster the scenarios replay in these tests
-SPEED = 20.0
-#: the spawn timeout: failing scenarios fail after this long; succeeding ones finish well before
-START_TIMEOUT = 20.0
-#: Playwright's default wait, generous for a shared 2-core machine (a failing scenario
-#: takes START_TIMEOUT to fail)
-WAIT_MS = 45_000
 expect.set_options(timeout=WAIT_MS)
 
 # Replaces window.EventSource (before any page script runs) with a stand-in that behaves
@@ -166,16 +161,16 @@ def browser() -> Iterator[Browser]:
 def images_dir() -> Path:
     # A test run must not dirty the checkout; refresh the README's pictures on purpose.
     if os.environ.get("RICHPROGRESS_UPDATE_DOC_IMAGES") == "1":
-        path = REPO_ROOT / "docs" / "images"
+        path = REPO / "docs" / "images"
     else:
-        path = REPO_ROOT / "test-output" / "screenshots"
+        path = REPO / "test-output" / "screenshots"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 @pytest.fixture(scope="session")
 def axe_source() -> str:
-    path = REPO_ROOT / "node_modules" / "axe-core" / "axe.min.js"
+    path = REPO / "node_modules" / "axe-core" / "axe.min.js"
     if not path.is_file():
         pytest.fail(f"axe-core not found at {path}: run `npm install` in the repository")
     return path.read_text()

@@ -10,17 +10,14 @@ button puts exactly those lines on the clipboard.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-import test_container_log_hub as last_words  # noqa: E402
-from hub_fixtures import Hub, hub_process  # noqa: E402
+from tests.helpers import last_words
+from tests.helpers.hub import Hub, hub_process
 
 pytestmark = pytest.mark.browser
 

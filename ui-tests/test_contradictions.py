@@ -21,7 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from page_states import (
+
+from richprogress.demo.hub import DemoHub, default_start_timeout
+from tests.helpers.demo_hub import serve
+from tests.helpers.page_states import (
     READY_STATUS,
     READY_STEP,
     SCREENSHOTS,
@@ -46,9 +49,6 @@ from page_states import (
     stopping,
     typical_lines,
 )
-from running_hub import serve
-
-from richprogress.demo.hub import DemoHub, default_start_timeout
 
 pytestmark = pytest.mark.browser
 

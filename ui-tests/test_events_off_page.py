@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from conftest import START_TIMEOUT
-from running_hub import serve
 
 from richprogress.demo.hub import DemoHub
+from tests.helpers.browser import START_TIMEOUT
+from tests.helpers.demo_hub import serve
 
 pytestmark = pytest.mark.browser
 

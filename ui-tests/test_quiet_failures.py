@@ -21,9 +21,9 @@ from typing import Any, cast
 
 import pytest
 from playwright.sync_api import Page, expect
-from running_hub import restartable, serve
 
 from richprogress.demo.hub import DemoHub
+from tests.helpers.demo_hub import restartable, serve
 
 pytestmark = pytest.mark.browser
 

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import SPEED, START_TIMEOUT
 from playwright.sync_api import expect
-from running_hub import serve
 
 from richprogress.demo.hub import DemoHub
+from tests.helpers.browser import SPEED, START_TIMEOUT
+from tests.helpers.demo_hub import serve
 
 pytestmark = pytest.mark.browser
 

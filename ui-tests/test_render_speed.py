@@ -10,14 +10,10 @@ commit's static/).
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import render_rows  # noqa: E402
+from benchmarks import render_rows
 
 pytestmark = pytest.mark.browser
 

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import render_rows  # noqa: E402
+from benchmarks import render_rows
 
 pytestmark = pytest.mark.browser
 

@@ -13,7 +13,6 @@ middle of a spawn: the open page says it lost contact, then reloads when the hub
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,13 +20,12 @@ from typing import Any
 import pytest
 import requests
 from playwright.sync_api import Page, expect
-from running_hub import restartable
 
 from richprogress.demo.hub import DemoHub
+from tests.helpers.demo_hub import restartable
 
 # the throwaway PostgreSQL server of the store's tests
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from pg_fixtures import postgres_server  # noqa: E402
+from tests.helpers.postgres import postgres_server
 
 pytestmark = pytest.mark.browser
 

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import expect
-from running_hub import serve
 
 from richprogress.demo.hub import DemoHub
+from tests.helpers.demo_hub import serve
 
 pytestmark = pytest.mark.browser
 

@@ -1,6 +1,6 @@
 """A demo hub for a fixture: started, yielded, stopped, and checked to leave nothing running.
 
-Shared by the session hubs in ``conftest.py`` and the module hubs that need their own
+Shared by the session hubs in ``ui-tests/conftest.py`` and the module hubs that need their own
 settings (fail-fast timing, typical times, speed): ``yield from serve(DemoHub(...))``;
 and by the tests that restart a hub on its state: ``yield from restartable(folder, ...)``.
 """

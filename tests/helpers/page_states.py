@@ -1,5 +1,5 @@
 """Record every state a spawn's pages pass through, as the user saw them, and say what a
-state says (for test_contradictions.py).
+state says (for ui-tests/test_contradictions.py).
 
 ``RECORDER``, an init script, samples the DOM of every page of the browser context every
 ``SAMPLE_MS`` and after every change (a MutationObserver), and keeps each state that
@@ -23,6 +23,8 @@ from typing import Any
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+from tests.helpers.paths import REPO
 
 #: how often the recorder samples the page, besides after every DOM change
 SAMPLE_MS = 100
@@ -374,8 +376,8 @@ END = """(wantBanner) => {
   return /\\/user\\//.test(location.pathname) && !/\\/hub\\//.test(location.pathname) ? "server" : "other";
 }"""
 
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "test-output" / "screenshots"
-RECORDINGS = Path(__file__).resolve().parents[1] / "test-output" / "contradictions"
+SCREENSHOTS = REPO / "test-output" / "screenshots"
+RECORDINGS = REPO / "test-output" / "contradictions"
 
 
 def _settle(page: Page) -> None:

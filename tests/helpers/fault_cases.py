@@ -1,18 +1,19 @@
 """The spawn history's fault cases: a database that stalls, restarts, locks, turns read-only,
 disappears or fills with garbage, and a store process SIGKILLed in the middle of writes.
 
-Each case runs in a process of its own (``run_case``: ``python tests/fault_cases.py CASE``),
-so a case that kills its process (SIGBUS) is seen as a death rather than taking the test
-run down. The case's process owns everything it needs: a SQLite file in a temporary folder,
-or a throwaway PostgreSQL server (``pg_fixtures.PostgresServer``) it stops, SIGSTOPs and
-starts. Spawns end through ``SpawnHistory.record`` with real timelines, each with a user
-name of its own, so "stored" is counted from the database by name whatever the code under
-test stores (this file also measures a release without the spool). Counted are the spawns
-that end from the fault's start on (the spawns before it open the database; a deleted file
-takes its own away).
+Each case runs in a process of its own (``run_case``, or by hand
+``python -m tests.helpers.fault_cases CASE``), so a case that kills its process (SIGBUS) is
+seen as a death rather than taking the test run down. The case's process owns everything it
+needs: a SQLite file in a temporary folder, or a throwaway PostgreSQL server
+(``tests.helpers.postgres.PostgresServer``) it stops, SIGSTOPs and starts. Spawns end
+through ``SpawnHistory.record`` with real timelines, each with a user name of its own, so
+"stored" is counted from the database by name whatever the code under test stores (this
+file also measures a release without the spool). Counted are the spawns that end from the
+fault's start on (the spawns before it open the database; a deleted file takes its own away).
 
 A case prints one JSON line: ``{"case", "made", "stored", "duplicates", "missing"}``.
-``scripts/fault_table.py`` prints them all as a table; ``test_history_faults.py`` asserts.
+``scripts/fault_table.py`` prints them all as a table;
+``tests/history/test_history_faults.py`` asserts.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-HERE = Path(__file__).absolute().parent
+#: the repository's root, where ``tests.helpers`` is found
+ROOT = Path(__file__).absolute().parents[2]
 
 #: how long a fault lasts, in seconds (longer than SQLite's 5 s busy timeout where it matters)
 FAULT_SECONDS = 3.0
@@ -227,7 +229,7 @@ def sqlite_case(case: str, folder: Path) -> dict[str, Any]:
 
 
 def postgres_case(case: str, folder: Path) -> dict[str, Any]:
-    from pg_fixtures import PostgresServer
+    from tests.helpers.postgres import PostgresServer
 
     with PostgresServer() as server:
         store = make_store(server.url, folder)
@@ -259,7 +261,7 @@ CHILD = """
 import logging, sys, time
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(process)d %(threadName)s %(message)s")
 sys.path[:0] = {paths!r}
-from fault_cases import Spawns, make_store
+from tests.helpers.fault_cases import Spawns, make_store
 from pathlib import Path
 store = make_store({url!r}, Path({folder!r}))
 spawns = Spawns({prefix!r})
@@ -309,7 +311,7 @@ def run_here(case: str) -> dict[str, Any]:
         if case == "sqlite-sigkill":
             return sigkill_case(case, f"sqlite:///{folder / 'history.sqlite'}", folder)
         if case == "postgres-sigkill":
-            from pg_fixtures import PostgresServer
+            from tests.helpers.postgres import PostgresServer
 
             with PostgresServer() as server:
                 return sigkill_case(case, server.url, folder)
@@ -321,14 +323,20 @@ def run_here(case: str) -> dict[str, Any]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+#: a case's own process: ``python -c CASE_PROCESS CASE``
+CASE_PROCESS = "import sys; sys.path[:0] = {paths!r}; from tests.helpers.fault_cases import main; main(sys.argv)"
+
+
 def run_case(case: str, pythonpath: str | None = None, timeout: float = 240) -> dict[str, Any]:
     """Run one case in a process of its own; its result, with ``died`` (the signal or exit
     status that ended the process, when it did not finish)."""
     env = dict(os.environ)
-    root = HERE.parent
-    env["PYTHONPATH"] = os.pathsep.join([pythonpath or str(root), str(HERE)])
+    # ``pythonpath`` first, before even the working folder: its richprogress runs the case;
+    # this tree's helpers after it
+    paths = [pythonpath or str(ROOT), str(ROOT)]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
     proc = subprocess.run(
-        [sys.executable, str(HERE / "fault_cases.py"), case],
+        [sys.executable, "-c", CASE_PROCESS.format(paths=paths), case],
         capture_output=True, text=True, env=env, timeout=timeout,
     )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]

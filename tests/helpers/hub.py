@@ -16,7 +16,8 @@ proxy by the pid in its pid file, so nothing is left running.
 
 Users: every hub has ``admin`` (an admin), ``reader`` (``read:servers`` on alice's servers
 only) and ``visitor`` (``access:servers`` on them only), besides the test's own users.
-Used by ``test_handlers.py`` and ``test_history_hub.py``.
+Used by the hub tests of ``tests/web/``, ``tests/history/`` and ``tests/setup/``, and by
+``ui-tests/test_container_log_page.py``.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ from urllib.parse import quote
 import requests
 
 from richprogress.demo.hub import free_port
+from tests.helpers.paths import REPO
 
 __all__ = ["BASE_URL", "CHP_BIN", "COMMON_CONFIG", "HOSTILE", "Hub", "free_port", "hub_process"]
 
-REPO = Path(__file__).resolve().parents[1]
 CHP_BIN = REPO / "node_modules" / ".bin"
 BASE_URL = "/prefix/"
 #: text holding HTML, for names and messages that must stay inert on every page
