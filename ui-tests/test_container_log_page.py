@@ -1,8 +1,8 @@
 """The container's last log lines on the failure page, in Chromium.
 
-The hub is ``tests/test_container_log_hub.py``'s (``LastWordsSpawner``: a start that fails
-after its container "wrote" a log holding a token, a password and markup), started with
-``hub_fixtures.hub_process``. The owner opens the failure page: the block is closed, opens
+The hub is ``tests/web/test_container_log_hub.py``'s (``LastWordsSpawner`` of
+``tests.helpers.last_words``: a start that fails after its container "wrote" a log holding a
+token, a password and markup), started with ``tests.helpers.hub.hub_process``. The owner opens the failure page: the block is closed, opens
 on a click, shows the lines as text (the markup inert, the secrets redacted), and its Copy
 button puts exactly those lines on the clipboard.
 """

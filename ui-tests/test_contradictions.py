@@ -49,6 +49,7 @@ from tests.helpers.page_states import (
     stopping,
     typical_lines,
 )
+from tests.helpers.paths import REPO
 
 pytestmark = pytest.mark.browser
 
@@ -62,8 +63,7 @@ DEFAULT_IMAGE = "quay.io/jupyter/base-notebook:latest"
 EXPECTED = {"total": [60, 180], "requested": [5, 10], "scheduling": [5, 10], "scaling": [120, 240],
             "scheduled": [5, 10], "volume": [20, 40], "image": [20, 40], "starting": [5, 10]}
 #: every scenario of the simulated cluster (each is a profile of the demo's spawn form)
-SCENARIOS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "richprogress" / "demo"
-                                    / "cluster" / "scenarios").glob("*.json"))
+SCENARIOS = sorted(p.stem for p in (REPO / "richprogress" / "demo" / "cluster" / "scenarios").glob("*.json"))
 SPAWNS = [Case(s, typed=TYPED_IMAGE if s == "custom-image" else None) for s in SCENARIOS]
 #: on the slow hub only: the click must come while the spawn is still pending
 STOPS = [

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from richprogress.demo.hub import DemoHub
 from tests.helpers.demo_hub import serve
+from tests.helpers.paths import DATA
 
 pytestmark = pytest.mark.browser
 
-DUMP = Path(__file__).resolve().parents[1] / "tests" / "data" / "image-not-found.events.json"
+DUMP = DATA / "image-not-found.events.json"
 
 HOOK = textwrap.dedent(
     """

@@ -1,0 +1,1 @@
+"""Tests of richprogress/cli.py: ``richprogress explain``."""

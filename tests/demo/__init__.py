@@ -1,0 +1,1 @@
+"""Tests of richprogress/demo/: the simulated cluster, the demo launcher, replay."""

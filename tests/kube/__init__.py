@@ -1,0 +1,1 @@
+"""Tests of richprogress/kube/: RichKubeSpawner against the simulated cluster and in a real hub."""

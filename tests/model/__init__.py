@@ -1,0 +1,1 @@
+"""Tests of richprogress/model/: records, the spawn timeline, times."""

@@ -1,0 +1,1 @@
+"""Tests of richprogress/story/: records -> what happened (verdict, diagnosis, fail-fast, report)."""

@@ -1,0 +1,1 @@
+"""Tests of richprogress/stream/: RichProgressMixin, patience, notes, the spawn-end point."""

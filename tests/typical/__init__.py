@@ -1,0 +1,1 @@
+"""Tests of richprogress/typical/: typical start times."""

@@ -1,0 +1,1 @@
+"""Tests of richprogress/web/: the pages, the endpoints and the static files."""

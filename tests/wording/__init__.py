@@ -1,0 +1,1 @@
+"""Tests of richprogress/wording/: event -> sentence (the formatter, the rules, the corpora)."""
