@@ -2,7 +2,7 @@
 // expects: after "/" and ":" (and "." in host names), never at a hyphen, which reads like a
 // typo ("no-/such-notebook"). Built with text nodes and <wbr> elements, never HTML.
 // The failure page gets the same parts from richprogress/web/views/rows.py (breakable_parts);
-// keep the two in step (tests/test_row_text.py runs both on the same table).
+// keep the two in step (tests/web/test_row_text.py runs both on the same table).
 
 /** Tokens this long or longer that hold one of "-/:." are kept whole between break points. */
 export const LONG_NAME = 16;

@@ -1,5 +1,5 @@
 // richprogress: the pages' clock and durations, written as richprogress/model/times.py
-// writes them (tests/test_vocabulary_js.py runs both on the same seconds), and local times.
+// writes them (tests/web/test_vocabulary_js.py runs both on the same seconds), and local times.
 // Every elapsed figure is whole seconds rounded down, like a stopwatch, so no two of them
 // disagree by one rounded up; every figure is the hub's or the cluster's time, never the
 // browser's wall clock.

@@ -3,7 +3,7 @@ break, its moment and its details, and the rows standing for the hub's first mes
 for folded records.
 
 The live page's ``static/rows.js`` and ``static/breaks.js`` mirror the pills and
-the breaks; tests/test_row_text.py checks that both sides agree. Plain data only: the
+the breaks; tests/web/test_row_text.py checks that both sides agree. Plain data only: the
 templates autoescape, the JS uses text nodes.
 """
 

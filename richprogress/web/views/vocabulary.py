@@ -4,7 +4,7 @@ The browser modules ship without a build step. Rather than keep their own copy o
 severities, the spawn's steps and the verdict's states (and drift from them), they
 read this dictionary from the page's data: ``pending_data`` adds it, the template renders
 it with ``|tojson``. The words the page says about a step or a live state live here too,
-next to the names they are keyed by (tests/test_vocabulary_js.py checks that every step
+next to the names they are keyed by (tests/web/test_vocabulary_js.py checks that every step
 and state has its words).
 """
 
