@@ -47,7 +47,7 @@ JUPYTERHUB_SUITE_OPTIONS = [
     "-W", "ignore::DeprecationWarning",
 ]  # fmt: skip
 #: the ports of the job's servers: a slice each, below the kernel's ephemeral ports (32768-)
-PORTS_FROM, PORTS_PER_JOB = 10000, 1400
+PORTS_FROM, PORTS_PER_JOB, EPHEMERAL_FROM = 10000, 1400, 32768
 #: the contradiction replays: both speeds on the newest lane, the quick one on z2jh's
 ONE_SPEED = "10"
 CONTRADICTIONS = "ui-tests/test_contradictions.py"
@@ -181,7 +181,8 @@ def minutes(seconds: float) -> str:
 
 def table(jobs: Sequence[Job], total: float, parallel: int) -> str:
     rows = [("tier", "lane", "tests", "passed", "failed", "skipped", "wall", "")]
-    for job in sorted(jobs, key=lambda j: (j.lane, j.tier, j.name)):
+    order = ["checks", "setup", "unit", "stack", "cluster", "hub", "postgres", "browser", "jupyterhub"]
+    for job in sorted(jobs, key=lambda j: (j.lane, order.index(j.tier) if j.tier in order else 99, j.name)):
         numbers = counts(job)
         shown = [str(n) for n in numbers] if numbers else ["-"] * 4
         status = "" if job.returncode == 0 else ("not run" if job.returncode is None else "FAILED")
@@ -227,16 +228,24 @@ def schedule(jobs: list[Job], waiting: list[Job], running: dict[str, tuple[Job, 
             print(f"== {job.name}: {verdict} in {minutes(job.wall)} {said}".rstrip(), flush=True)
 
 
-def run(jobs: list[Job], parallel: int) -> int:
+def give_ports(jobs: Sequence[Job]) -> None:
+    """Each job's servers on ports of its own (``richprogress.demo.processes.free_port``)."""
+    if PORTS_FROM + len(jobs) * PORTS_PER_JOB > EPHEMERAL_FROM:
+        raise ValueError(f"{len(jobs)} jobs of {PORTS_PER_JOB} ports do not fit below {EPHEMERAL_FROM}")
+    for index, job in enumerate(jobs):
+        first = PORTS_FROM + index * PORTS_PER_JOB
+        job.env.setdefault(PORTS_VARIABLE, f"{first}-{first + PORTS_PER_JOB - 1}")
+
+
+def run(jobs: list[Job], parallel: int, output: Path = OUTPUT) -> int:
+    """Run ``jobs``, print the logs of those that failed and the table; 0 when all passed."""
     began = time.monotonic()
     waiting = list(jobs)
     running: dict[str, tuple[Job, subprocess.Popen[bytes]]] = {}
     done: dict[str, Job] = {}
-    for index, job in enumerate(jobs):
-        job.log = OUTPUT / "logs" / f"{job.slug}.log"
-        # each job's servers on ports of its own (richprogress.demo.processes.free_port)
-        first = PORTS_FROM + index * PORTS_PER_JOB
-        job.env.setdefault(PORTS_VARIABLE, f"{first}-{first + PORTS_PER_JOB - 1}")
+    give_ports(jobs)
+    for job in jobs:
+        job.log = output / "logs" / f"{job.slug}.log"
     try:
         schedule(jobs, waiting, running, done, parallel, began)
     finally:
@@ -246,11 +255,11 @@ def run(jobs: list[Job], parallel: int) -> int:
     total = time.monotonic() - began
     for job in jobs:
         if job.returncode not in (0, None) and job.log.is_file():
-            print(f"\n== log of {job.name} ({job.log.relative_to(ROOT)}), its last 400 lines:")
+            print(f"\n== log of {job.name} ({job.log}), its last 400 lines:")
             print("\n".join(job.log.read_text(errors="replace").splitlines()[-400:]))
     summary = table(jobs, total, parallel)
-    OUTPUT.mkdir(exist_ok=True)
-    (OUTPUT / "tiers.txt").write_text(summary)
+    output.mkdir(parents=True, exist_ok=True)
+    (output / "tiers.txt").write_text(summary)
     print("\n== tiers (test-output/tiers.txt)\n" + summary, end="")
     return 0 if all(job.returncode == 0 for job in jobs) else 1
 

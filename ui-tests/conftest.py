@@ -53,7 +53,7 @@ from richprogress.demo.browser import CHROMIUM, CHROMIUM_ARGS
 from richprogress.demo.hub import DemoHub
 from tests.helpers.browser import SPEED, START_TIMEOUT, WAIT_MS
 from tests.helpers.demo_hub import serve
-from tests.helpers.paths import REPO
+from tests.helpers.paths import REPO, TEST_OUTPUT
 
 expect.set_options(timeout=WAIT_MS)
 
@@ -163,7 +163,7 @@ def images_dir() -> Path:
     if os.environ.get("RICHPROGRESS_UPDATE_DOC_IMAGES") == "1":
         path = REPO / "docs" / "images"
     else:
-        path = REPO / "test-output" / "screenshots"
+        path = TEST_OUTPUT / "screenshots"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

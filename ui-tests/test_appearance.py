@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
 from playwright.sync_api import expect
-
-pytestmark = pytest.mark.browser
 
 
 def _format(violations: list[dict]) -> str:

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from playwright.sync_api import expect
-
-pytestmark = pytest.mark.browser
 
 
 def test_pages_work_under_a_prefix(make_hub_page, prefixed_hub) -> None:

@@ -19,8 +19,6 @@ from playwright.sync_api import Browser, expect
 from tests.helpers import last_words
 from tests.helpers.hub import Hub, hub_process
 
-pytestmark = pytest.mark.browser
-
 
 @pytest.fixture(scope="module")
 def failed_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:

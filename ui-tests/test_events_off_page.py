@@ -14,8 +14,6 @@ from richprogress.demo.hub import DemoHub
 from tests.helpers.browser import START_TIMEOUT
 from tests.helpers.demo_hub import serve
 
-pytestmark = pytest.mark.browser
-
 # Keeps, across the redirect to the server, the values the bar showed (in order) and the
 # ids of the rows drawn.
 _WATCH = """

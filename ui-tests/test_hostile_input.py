@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
 from playwright.sync_api import expect
-
-pytestmark = pytest.mark.browser
 
 HOSTILE_IMAGE = "<img src=x onerror=alert(1)>"
 HOSTILE_USER = "a<'&\">b"

@@ -17,8 +17,6 @@ from playwright.sync_api import expect
 from richprogress.demo.hub import DemoHub
 from tests.helpers.demo_hub import serve
 
-pytestmark = pytest.mark.browser
-
 MISSING_IMAGE = "quay.io/jupyter/no-such-notebook:2026-11"
 TYPED = "quay.io/someone/<img src=x onerror=alert(1)>:1"
 HOLD = 6.0

@@ -18,8 +18,6 @@ from richprogress.demo.hub import DemoHub
 from tests.helpers.demo_hub import serve
 from tests.helpers.paths import DATA
 
-pytestmark = pytest.mark.browser
-
 DUMP = DATA / "image-not-found.events.json"
 
 HOOK = textwrap.dedent(

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from playwright.sync_api import expect
-
-pytestmark = pytest.mark.browser
 
 #: the operator-error scenario's quota refusal (8Gi asked, 28Gi of 32Gi used), in words
 QUOTA_SENTENCE = (

@@ -25,8 +25,6 @@ from playwright.sync_api import Page, expect
 from richprogress.demo.hub import DemoHub
 from tests.helpers.demo_hub import restartable, serve
 
-pytestmark = pytest.mark.browser
-
 HTTP_TIMEOUT = 3
 #: the small limits of the hubs here (the module's, and the one a test restarts)
 QUIET: dict[str, Any] = {

@@ -19,8 +19,6 @@ from richprogress.demo.hub import DemoHub
 from tests.helpers.browser import SPEED, START_TIMEOUT
 from tests.helpers.demo_hub import serve
 
-pytestmark = pytest.mark.browser
-
 CONFIG = 'c.EventFormatter.quiet_reasons = ["BackOff"]\nc.EventFormatter.hidden_reasons = ["Pulling"]\n'
 SCREENSHOT = "/tmp/richprogress-quiet-rows.png"
 

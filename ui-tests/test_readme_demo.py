@@ -12,12 +12,9 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import expect
 
 from richprogress.demo.hub import descendant_pids, free_port, pid_alive
-
-pytestmark = pytest.mark.browser
 
 #: fast enough that image-not-found fails in about ten seconds
 SPEED = "60"

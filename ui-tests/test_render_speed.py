@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from benchmarks import render_rows
-
-pytestmark = pytest.mark.browser
 
 
 def test_a_thousand_records_render_as_a_thousand_rows(browser, capsys) -> None:

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from playwright.sync_api import expect
 
 from benchmarks import render_rows
-
-pytestmark = pytest.mark.browser
 
 NAMES = [
     "registry.example-cloud.io/team-data-science/gpu-notebook-with-cuda-12:2026-11-30-ubuntu-22-04",

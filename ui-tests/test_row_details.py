@@ -14,8 +14,6 @@ from playwright.sync_api import expect
 
 from benchmarks import render_rows
 
-pytestmark = pytest.mark.browser
-
 MISSING_IMAGE = "quay.io/jupyter/no-such-notebook:2026-11"
 
 

@@ -27,8 +27,6 @@ from tests.helpers.demo_hub import restartable
 # the throwaway PostgreSQL server of the store's tests
 from tests.helpers.postgres import postgres_server
 
-pytestmark = pytest.mark.browser
-
 CAUSE = "quay.io/jupyter/no-such-notebook:2026-11"
 
 

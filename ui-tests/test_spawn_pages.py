@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from playwright.sync_api import expect
-
-pytestmark = pytest.mark.browser
 
 #: the image the image-not-found profile asks for (see richprogress/demo/jupyterhub_config.py)
 MISSING_IMAGE = "quay.io/jupyter/no-such-notebook:2026-11"

@@ -18,8 +18,6 @@ from playwright.sync_api import expect
 from richprogress.demo.hub import DemoHub
 from tests.helpers.demo_hub import serve
 
-pytestmark = pytest.mark.browser
-
 SPEED = 4.0  # the scale-up's ~120 s of adding a machine take ~30 s here
 EXPECTED = {
     "*": {"total": [60, 180]},

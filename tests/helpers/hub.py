@@ -198,14 +198,16 @@ def hub_process(
         )
     hub = Hub(url=f"http://127.0.0.1:{port}{base_url}", tokens=tokens, log=log, work=work)
     try:
-        deadline = time.monotonic() + 60
+        # a busy machine may keep a starting hub from answering for a while: any request
+        # error (refused, or a read timeout while it sets up) is "not yet", until the deadline
+        deadline = time.monotonic() + 120
         while True:
             if proc.poll() is not None:
                 raise AssertionError("jupyterhub exited:\n" + log.read_text()[-4000:])
             try:
-                if requests.get(hub.url + "hub/api/", timeout=2).status_code == 200:
+                if requests.get(hub.url + "hub/api/", timeout=5).status_code == 200:
                     break
-            except requests.ConnectionError:
+            except requests.RequestException:
                 pass
             if time.monotonic() > deadline:
                 raise AssertionError("jupyterhub did not start:\n" + log.read_text()[-4000:])

@@ -24,7 +24,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from tests.helpers.paths import REPO
+from tests.helpers.paths import TEST_OUTPUT
 
 #: how often the recorder samples the page, besides after every DOM change
 SAMPLE_MS = 100
@@ -376,8 +376,8 @@ END = """(wantBanner) => {
   return /\\/user\\//.test(location.pathname) && !/\\/hub\\//.test(location.pathname) ? "server" : "other";
 }"""
 
-SCREENSHOTS = REPO / "test-output" / "screenshots"
-RECORDINGS = REPO / "test-output" / "contradictions"
+SCREENSHOTS = TEST_OUTPUT / "screenshots"
+RECORDINGS = TEST_OUTPUT / "contradictions"
 
 
 def _settle(page: Page) -> None:

@@ -3,6 +3,7 @@ whatever its folder."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 #: the repository's root (the folder of pyproject.toml)
@@ -11,3 +12,7 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
 #: ``static/``: the pages' JavaScript and CSS
 STATIC = REPO / "static"
+#: where tests write what a person may want to look at afterwards (screenshots, recorded
+#: page states): ``test-output/``, or ``RICHPROGRESS_TEST_OUTPUT`` (scripts/lanes.py gives
+#: each lane its own, so two runs side by side never write one file)
+TEST_OUTPUT = Path(os.environ.get("RICHPROGRESS_TEST_OUTPUT") or REPO / "test-output")

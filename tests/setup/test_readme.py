@@ -22,6 +22,7 @@ import pytest
 from traitlets.config import Config, Configurable
 
 from richprogress.wording.formatter import EventFormatter
+from scripts.lanes import all_jobs
 from tests.helpers.paths import REPO
 
 DOCS = REPO / "docs"
@@ -132,7 +133,10 @@ def test_a_second_run_skips_pip_when_installed() -> None:
 
 def test_the_docs_are_built_with_warnings_as_errors() -> None:
     assert "python3 -m sphinx -W --keep-going" in _function("docs_build")
-    assert re.search(r'echo "== sphinx \(docs\)"; docs_build', SCRIPT)
+    assert re.search(r"^\s+docs\) docs_build ;;$", SCRIPT, re.MULTILINE)
+    # `scripts/dev test` builds them in its checks job
+    checks = next(job for job in all_jobs([]) if job.tier == "checks")
+    assert [str(REPO / "scripts" / "dev"), "docs"] in checks.commands
     assert (DOCS / "conf.py").is_file() and "myst_parser" in (DOCS / "conf.py").read_text()
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(r'^docs = \[.*"sphinx.*"myst-parser', pyproject, re.MULTILINE)
