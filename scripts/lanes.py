@@ -113,7 +113,7 @@ def jupyterhub_suites(extra: Sequence[str]) -> Job:
 
 
 def all_jobs(extra: Sequence[str]) -> list[Job]:
-    """Every job, the longest first (measured on a 2-core machine, docs/testing.md)."""
+    """Every job, the longest first (measured on a 2-core machine, docs/development.md)."""
     quick = {"RICHPROGRESS_REPLAY_SPEEDS": ONE_SPEED}
     return [
         pytest_job("newest", "browser", [CONTRADICTIONS], extra, name="newest browser/replays"),

@@ -130,10 +130,15 @@ async def test_spawns_that_can_succeed_are_never_stopped(hub, run):
         assert data["stopped_early"] is None, profile
         assert all(r["id"] != STOPPED_EARLY_ID for r in data["records"])
         if profile == "flaky-pull":
-            # it looked fatal for a while: the page said what it knew (not found, once:
-            # blocked, never "will not fix itself"), then the cause cleared
+            # it looked fatal for a while: the pull failed with "not found", then worked
+            assert [r["reason"] for r in data["records"]].count("Pulled") == 1
+            assert any(r["reason"] == "Failed" and "not found" in r["raw_message"] for r in data["records"])
+            # what the page said: at most "blocked" (never "will not fix itself"), then the
+            # cause cleared. Whether a reader saw "blocked" depends on how the hub batched
+            # the failure and the retry on this machine (0.1 s apart at this speed); the
+            # order of verdicts record by record is tests/story/test_recovery.py's
             states = [d["state"] if d else None for d in diagnoses(events)]
-            assert "trying" in states and "hopeless" not in states and states[-1] is None, states
+            assert set(states) <= {"trying", None} and states[-1:] in ([], [None]), states
             verdicts = [e["verdict"]["state"] for e in events if "verdict" in e]
-            assert "hopeless" not in verdicts and verdicts[-1] == "progressing", verdicts
+            assert set(verdicts) <= {"blocked", "progressing"} and verdicts[-1] == "progressing", verdicts
         hub.api("DELETE", f"users/{name}/server")
