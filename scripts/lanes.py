@@ -63,6 +63,8 @@ class Job:
     #: the job whose success this one needs first (the z2jh lane needs its virtualenv)
     after: str | None = None
     junit: list[Path] = field(default_factory=list)
+    #: the job's own temporary folder (its pytest runs' --basetemp), made empty at its start
+    temp: Path | None = None
     log: Path = OUTPUT / "logs" / "unset.log"
     started: float = 0.0
     wall: float = 0.0
@@ -91,7 +93,8 @@ def pytest_job(lane: str, tier: str, paths: Sequence[str], extra: Sequence[str],
 def basetemp(job: Job) -> Path:
     # one pytest temporary folder per job: pytest removes older numbered folders, which
     # another job running beside it may still be using
-    return Path(tempfile.gettempdir()) / "richprogress-tests" / job.slug
+    job.temp = Path(tempfile.gettempdir()) / "richprogress-tests" / job.slug
+    return job.temp
 
 
 def jupyterhub_suites(extra: Sequence[str]) -> Job:
@@ -143,8 +146,11 @@ def start(job: Job) -> subprocess.Popen[bytes]:
     job.log.parent.mkdir(parents=True, exist_ok=True)
     for junit in job.junit:
         junit.unlink(missing_ok=True)
-    shutil.rmtree(basetemp(job), ignore_errors=True)
-    basetemp(job).parent.mkdir(parents=True, exist_ok=True)
+    if job.temp is not None:
+        shutil.rmtree(job.temp, ignore_errors=True)
+        # pytest makes its --basetemp itself, but not that folder's parent (a job of
+        # several pytest runs gives each a folder inside its own)
+        job.temp.mkdir(parents=True)
     # the commands one after another in one shell, stopping at the first that fails (a
     # pytest that selected no test, exit 5, is not a failure: `--only` with `-k` may do
     # that); each job in a process group of its own
