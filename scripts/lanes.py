@@ -278,6 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="run only the jobs whose name contains NAME (repeatable), e.g. 'z2jh', 'newest unit'")
     parser.add_argument("pytest_args", nargs="*", help="after --: passed to every pytest")
     args = parser.parse_args(argv)
+    # configurable-http-proxy, as scripts/dev puts it on the PATH
+    os.environ["PATH"] = f"{ROOT / 'node_modules' / '.bin'}{os.pathsep}{os.environ['PATH']}"
     jobs = all_jobs(args.pytest_args)
     if args.only:
         jobs = [job for job in jobs if any(word in job.name for word in args.only)]

@@ -25,8 +25,10 @@ Four things of this machine (and CI) are adapted, nothing the tests check:
   RequireJS loads after that; on a busy 2-core machine the click came first, the form was
   submitted as a plain GET (the page's URL ended in ``/hub/token?``) and
   ``test_request_token_expiration`` waited 30 s for a token that was never asked for
-  (twice in a row, on different parameters). The helper also waits for ``load``, which
-  RequireJS's script tags hold back until ``token.js`` and what it needs have run.
+  (twice in a row, on different parameters). Waiting for ``load`` was not enough: RequireJS
+  adds its script tags after ``load`` may already have fired, and a CI rehearsal failed the
+  same way. The helper now waits for the state the click needs: the form's submit handler
+  bound (jQuery's own record of the element's events).
 """
 
 from __future__ import annotations
@@ -139,6 +141,15 @@ def pytest_plugin_registered(plugin: Any, manager: Any) -> None:
         plugin.async_playwright = debian_chromium_playwright
 
 
+#: true once token.js has bound the token form's submit handler (it does so with jQuery,
+#: which keeps each element's handlers in ``$._data(element, "events")``)
+TOKEN_FORM_READY = """() => {
+    const form = document.getElementById("request-token-form");
+    const $ = window.jQuery;
+    return Boolean(form && $ && $._data && ($._data(form, "events") || {}).submit);
+}"""
+
+
 def _wait_for_token_page_scripts() -> None:
     module = sys.modules.get(BROWSER_TESTS)
     original = getattr(module, "open_token_page", None)
@@ -147,7 +158,7 @@ def _wait_for_token_page_scripts() -> None:
 
     async def open_token_page(app: Any, browser: Any, user: Any) -> None:
         await original(app, browser, user)
-        await browser.wait_for_load_state("load")
+        await browser.wait_for_function(TOKEN_FORM_READY)
 
     open_token_page._richprogress_wrapped = True  # type: ignore[attr-defined]
     module.open_token_page = open_token_page  # type: ignore[union-attr]
