@@ -266,7 +266,7 @@ def run(jobs: list[Job], parallel: int, output: Path = OUTPUT) -> int:
     summary = table(jobs, total, parallel)
     output.mkdir(parents=True, exist_ok=True)
     (output / "tiers.txt").write_text(summary)
-    print("\n== tiers (test-output/tiers.txt)\n" + summary, end="")
+    print(f"\n== tiers ({output / 'tiers.txt'})\n" + summary, end="")
     return 0 if all(job.returncode == 0 for job in jobs) else 1
 
 
