@@ -51,7 +51,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from richprogress.demo.browser import CHROMIUM, CHROMIUM_ARGS
 from richprogress.demo.hub import DemoHub
-from tests.helpers.browser import SPEED, START_TIMEOUT, WAIT_MS
+from tests.helpers.browser import PAGE_GATED, SPEED, START_TIMEOUT, WAIT_MS
 from tests.helpers.demo_hub import serve
 from tests.helpers.paths import REPO, TEST_OUTPUT
 
@@ -126,13 +126,13 @@ RECONNECTABLE_EVENTSOURCE = """
 
 @pytest.fixture(scope="session")
 def demo_hub() -> Iterator[DemoHub]:
-    yield from serve(DemoHub(speed=SPEED, start_timeout=START_TIMEOUT))
+    yield from serve(DemoHub(speed=SPEED, start_timeout=START_TIMEOUT, extra_config=PAGE_GATED))
 
 
 @pytest.fixture(scope="session")
 def prefixed_hub() -> Iterator[DemoHub]:
     """A second hub, at base_url ``/jh/`` (started only by the tests that ask for it)."""
-    yield from serve(DemoHub(speed=SPEED, start_timeout=START_TIMEOUT, base_url="/jh/"))
+    yield from serve(DemoHub(speed=SPEED, start_timeout=START_TIMEOUT, base_url="/jh/", extra_config=PAGE_GATED))
 
 
 @pytest.fixture(scope="session")
@@ -142,7 +142,7 @@ def unhurried_hub() -> Iterator[DemoHub]:
     (When a spawn is ready before the stream opens, JupyterHub answers the stream with
     "ready" alone and the page redirects without a row: right for a user, but a test that
     reads the rows would have nothing to read.) Started only by the tests that ask for it."""
-    yield from serve(DemoHub(speed=2.0, start_timeout=START_TIMEOUT))
+    yield from serve(DemoHub(speed=2.0, start_timeout=START_TIMEOUT, extra_config=PAGE_GATED))
 
 
 @pytest.fixture(scope="session")

@@ -117,7 +117,11 @@ def test_scale_up_clock_advances_and_repeats_fold(hub_page, images_dir) -> None:
     hub_page.page.wait_for_url(re.compile(rf"/user/{re.escape(hub_page.user_path)}/"))
 
 
-def test_stream_reconnect_adds_no_duplicate_rows(hub_page) -> None:
+def test_stream_reconnect_adds_no_duplicate_rows(make_hub_page, unhurried_hub) -> None:
+    # at twice a real cluster's pace the failing spawn's stream stays open for seconds after
+    # its first rows (at twenty times, fail-fast could end it before a busy machine's
+    # browser got to drop the connection, and there was no stream left to reconnect)
+    hub_page = make_hub_page(hub=unhurried_hub)
     page = hub_page.page
     progress_requests: list[str] = []
     page.on(

@@ -14,3 +14,7 @@ START_TIMEOUT = 20.0
 #: Playwright's default wait, generous for a shared 2-core machine (a failing scenario
 #: takes START_TIMEOUT to fail)
 WAIT_MS = 45_000
+#: config for a hub whose spawns wait for their pending page to read them
+#: (``richprogress.demo.page_gate``): a quick failure can no longer end before a busy
+#: machine's browser has opened the page that a test came to read
+PAGE_GATED = 'c.JupyterHub.spawner_class = "richprogress.demo.page_gate.PageGatedSpawner"\n'
