@@ -378,6 +378,13 @@ class RichProgressMixin(LoggingConfigurable):
         self._rp_claimed = timeline
         return timeline
 
+    def timeline_for_reader(self) -> SpawnTimeline:
+        """The timeline a reader of this spawn sees now: the pending page as well as the
+        progress stream. A page may be rendered before ``start()`` ran (the hub awaits its
+        pre-spawn hooks first): it then reads the pending spawn's new timeline, not the last
+        spawn's, so its clock starts at the request."""
+        return self._rp_timeline_for_progress()
+
     def _rp_timeline_for_progress(self) -> SpawnTimeline:
         """The timeline a ``progress()`` call reads."""
         timeline = self.spawn_timeline

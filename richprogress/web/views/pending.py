@@ -39,7 +39,13 @@ def pending_data(
     ``viewer_name`` is the logged-in user: the page says "your server" only to the owner.
     """
     server_name = getattr(spawner, "name", "") or ""
-    timeline: SpawnTimeline | None = getattr(spawner, "spawn_timeline", None)
+    # the timeline the page's stream will read (RichProgressMixin.timeline_for_reader), so
+    # a page rendered before start() ran still has this spawn's clock; a spawner without
+    # the mixin has no timeline
+    for_reader = getattr(spawner, "timeline_for_reader", None)
+    timeline: SpawnTimeline | None = (
+        for_reader() if callable(for_reader) else getattr(spawner, "spawn_timeline", None)
+    )
     pending = timeline is not None and timeline.outcome == "pending"
     return {
         "page": "pending",
