@@ -1,6 +1,6 @@
 """The test tiers, given in one place: what a test module imports decides its tier.
 
-conftest.py at the repository root marks each test with ``test_tier`` of its file.
+conftest.py at the repository root marks each test with ``tier_of_file`` of its file.
 
 Every test under ``tests/`` and ``ui-tests/`` gets exactly one tier marker, the heaviest
 thing its module can reach, lightest first:
@@ -23,8 +23,8 @@ thing its module can reach, lightest first:
     everything in ``ui-tests/``: Chromium against a real hub.
 
 "Reach" follows imports (at any depth, in functions too) through the repository's own
-modules (``OWN``: ``tests.*``, ``richprogress.*``, ...), read with ``ast`` and never imported, so a
-helper that starts a hub makes every module that uses it a ``hub`` module. Nobody marks a
+modules (``OWN``: ``tests.*``, ``richprogress.*``, ...), read with ``ast`` and never
+imported, so a helper that starts a hub makes every module that uses it a ``hub`` module. Nobody marks a
 test's tier by hand: a hand-written tier marker is an error at collection.
 """
 
@@ -54,10 +54,14 @@ STARTERS = {
 #: third-party packages pure code may use; any other package that is not the standard
 #: library's makes a module ``stack``, so an unknown import never passes for pure
 PURE_PACKAGES = frozenset({"pytest", "_pytest", "hypothesis", "traitlets", "yaml", "packaging"})
+
+
 def heavier(a: str, b: str) -> str:
+    """The heavier of two tiers."""
     return a if TIERS.index(a) >= TIERS.index(b) else b
 
 
+@cache
 def _source_file(module: str) -> Path | None:
     """The repository file of ``module`` (one of ``OWN``), else None."""
     if module.split(".")[0] not in OWN:
@@ -76,7 +80,8 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imported_names(path: Path) -> set[str]:
+@cache
+def _imported_names(path: Path) -> frozenset[str]:
     """Every module and ``module.name`` that ``path`` imports, relative imports resolved."""
     module = _module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
@@ -92,46 +97,74 @@ def _imported_names(path: Path) -> set[str]:
                 source = node.module or ""
             names.add(source)
             names.update(f"{source}.{alias.name}" for alias in node.names)
-    return names
+    return frozenset(names)
+
+
+def _next_modules(name: str) -> list[str]:
+    """What importing ``name`` (a module, or ``module.attribute``) runs next: its packages'
+    ``__init__`` files and the module itself, as names to follow."""
+    parts = name.split(".")
+    chain = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    return [module for module in chain if _source_file(module) is not None]
+
+
+def _own_tier(name: str, used: bool) -> str:
+    """The tier ``name`` says by itself: a starter's (where a module imports it to use it:
+    a package that only re-exports ``SimulatedCluster`` starts nothing), a third-party
+    package's, else unit."""
+    if used and name in STARTERS:
+        return STARTERS[name]
+    top = name.partition(".")[0]
+    if top in OWN:
+        return "unit"
+    pure = top in PURE_PACKAGES or top in sys.stdlib_module_names or top == "__future__"
+    return "unit" if pure else "stack"
+
+
+def _closure_tier(name: str, used: bool, *, package_cached: bool) -> str:
+    """The heaviest tier among ``name`` and every module it imports in turn (cycles
+    included). With ``package_cached``, a module of the package counts by its cached
+    ``package_tier`` instead of being followed again for each test."""
+    tier, seen = "unit", set()
+    todo = [(name, used)]
+    while todo:
+        name, used = todo.pop()
+        if (name, used) in seen:
+            continue
+        seen.add((name, used))
+        tier = heavier(tier, _own_tier(name, used))
+        if package_cached and name.startswith("richprogress."):
+            tier = heavier(tier, package_tier(name))
+            continue
+        for own in _next_modules(name):
+            source = _source_file(own)
+            assert source is not None
+            # a package's __init__ of the product re-exports what it imports; any other
+            # module imports a starter to use it (the demo's launcher starts a DemoHub)
+            uses = not (own.startswith("richprogress") and source.name == "__init__.py")
+            todo += [(imported, uses) for imported in _imported_names(source)]
+    return tier
+
+
+@cache
+def package_tier(name: str) -> str:
+    """The heaviest tier that importing ``name``, a module of the package, can reach."""
+    return _closure_tier(name, False, package_cached=False)
 
 
 @cache
 def module_tier(module: str) -> str:
-    """The heaviest tier that importing ``module`` can reach."""
-    if module in STARTERS:
-        return STARTERS[module]
-    top = module.partition(".")[0]
-    if top not in OWN:
-        pure = top in PURE_PACKAGES or top in sys.stdlib_module_names or top == "__future__"
-        return "unit" if pure else "stack"
-    tier = "unit"
-    parent = module.rpartition(".")[0]
-    if parent:  # importing a module runs its packages' __init__ first
-        tier = module_tier(parent)
-    path = _source_file(module)
-    if path is not None:
-        tier = heavier(tier, file_tier(path))
-    return tier
+    """The heaviest tier that importing ``module`` can reach, through every module of the
+    repository it imports in turn."""
+    return _closure_tier(module, True, package_cached=True)
 
 
-@cache
 def file_tier(path: Path) -> str:
-    tier = "unit"
-    module_cache_key = _module_name(path)
-    for name in _imported_names(path):
-        if name == module_cache_key or name.startswith(module_cache_key + "."):
-            continue  # a package importing its own parts
-        if name in STARTERS:
-            tier = heavier(tier, STARTERS[name])
-        elif name.split(".")[0] not in OWN or _source_file(name):
-            tier = heavier(tier, module_tier(name))
-        else:
-            # ``from package.module import attribute``: the module is the parent
-            tier = heavier(tier, module_tier(name.rpartition(".")[0]))
-    return tier
+    """The tier of the module in ``path``: the heaviest its imports reach."""
+    return module_tier(_module_name(path))
 
 
-def test_tier(path: Path) -> str | None:
+def tier_of_file(path: Path) -> str | None:
     """The tier of a test file of this repository, None for a file outside tests/ and ui-tests/."""
     try:
         folder = path.resolve().relative_to(REPO).parts[0]
@@ -147,7 +180,7 @@ def test_tier(path: Path) -> str | None:
 def mark_tiers(items: list[pytest.Item]) -> None:
     """Give each item of this repository's tests its tier's marker; refuse one marked by hand."""
     for item in items:
-        tier = test_tier(Path(item.path))
+        tier = tier_of_file(Path(item.path))
         if tier is None:
             continue
         by_hand = [m.name for m in item.iter_markers() if m.name in TIERS]
