@@ -28,7 +28,10 @@ Four things of this machine (and CI) are adapted, nothing the tests check:
   (twice in a row, on different parameters). Waiting for ``load`` was not enough: RequireJS
   adds its script tags after ``load`` may already have fired, and a CI rehearsal failed the
   same way. The helper now waits for the state the click needs: the form's submit handler
-  bound (jQuery's own record of the element's events).
+  bound (jQuery's own record of the element's events). A CI run still once saw the token
+  stay hidden after a click with the handler bound; the page's script errors, failed
+  requests and error responses are now printed as they happen, so a failed test's report
+  says which.
 """
 
 from __future__ import annotations
@@ -150,6 +153,31 @@ TOKEN_FORM_READY = """() => {
 }"""
 
 
+def _print_what_the_page_meets(page: Any) -> None:
+    """Print the page's script errors, failed requests and error responses as they happen.
+
+    Printed output is shown with a failed test's report, beside the page's HTML that
+    JupyterHub's fixture prints: a token that never appeared then says whether its request
+    was refused, failed or never sent.
+    """
+
+    def on_console(message: Any) -> None:
+        if message.type in ("error", "warning"):
+            print(f"[page console {message.type}] {message.text}")
+
+    def on_response(response: Any) -> None:
+        if response.status >= 400:
+            print(f"[page response {response.status}] {response.request.method} {response.url}")
+
+    def on_request_failed(request: Any) -> None:
+        print(f"[page request failed: {request.failure}] {request.method} {request.url}")
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda error: print(f"[page script error] {error}"))
+    page.on("response", on_response)
+    page.on("requestfailed", on_request_failed)
+
+
 def _wait_for_token_page_scripts() -> None:
     module = sys.modules.get(BROWSER_TESTS)
     original = getattr(module, "open_token_page", None)
@@ -157,6 +185,7 @@ def _wait_for_token_page_scripts() -> None:
         return
 
     async def open_token_page(app: Any, browser: Any, user: Any) -> None:
+        _print_what_the_page_meets(browser)
         await original(app, browser, user)
         await browser.wait_for_function(TOKEN_FORM_READY)
 
