@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from richprogress.history.rows import SUMMARY_COLUMNS, build_row, full_spawn, summary_of
+from richprogress.history.rows import SUMMARY_COLUMNS, Account, build_row, full_spawn, owned, summary_of
 
 __all__ = ["MemorySpawns", "ServerKey", "with_unwritten"]
 
@@ -55,22 +55,27 @@ class MemorySpawns:
             else:
                 entry["row"] = row
 
-    def spawn(self, user: str, server: str) -> dict[str, Any] | None:
+    def spawn(self, user: str, server: str, account: Account | None = None) -> dict[str, Any] | None:
         """The server's last spawn (full, as ``rows.full_spawn`` shapes it) while it is not
-        (yet) in the database; None otherwise."""
+        (yet) in the database, when ``account`` made it (None: any account); else None."""
         with self._lock:
             entry = self._spawns.get((user, server))
-            if entry is None:
+            if entry is None or not owned(entry["snapshot"], account):
                 return None
             snap, row, spawn_id = entry["snapshot"], entry.get("row"), entry["id"]
         if row is None:
             row = build_row(snap)  # outside the lock: it diagnoses the timeline
         return full_spawn({**row, "id": spawn_id})
 
-    def summaries_of(self, user: str) -> dict[str, dict[str, Any]]:
-        """The summaries of a user's servers' unwritten last spawns, by server name."""
+    def summaries_of(self, user: str, account: Account | None = None) -> dict[str, dict[str, Any]]:
+        """The summaries of a user's servers' unwritten last spawns that ``account`` made
+        (None: any account), by server name."""
         with self._lock:
-            entries = [(server, entry) for (name, server), entry in self._spawns.items() if name == user]
+            entries = [
+                (server, entry)
+                for (name, server), entry in self._spawns.items()
+                if name == user and owned(entry["snapshot"], account)
+            ]
         found: dict[str, dict[str, Any]] = {}
         for server, entry in entries:
             row = entry.get("row") or build_row(entry["snapshot"])

@@ -6,7 +6,10 @@ connection and returns plain dicts (``rows.full_spawn`` for one spawn shown whol
 (``SpawnHistory`` wraps them with those). Every query is served by an index of
 ``schema.spawns_table``: per server (user key, server key, id), by outcome and time, by
 id. A user's or server's rows are found by the keys of the whole names and the whole
-names themselves (``owned_by``): never by a name cut to fit a column.
+names themselves (``owned_by``): never by a name cut to fit a column. The reads of one
+user's spawns take the ``account`` asking (``rows.Account``): only the rows that account
+made; ``None`` (an admin) every row of the name, a deleted account's and the rows stored
+before accounts were (schema 4) included.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, func, select
+from sqlalchemy import ColumnElement, and_, case, false, func, select
 from sqlalchemy.engine import Connection
 
 from richprogress.history.rows import (
     SUMMARY_COLUMNS,
+    Account,
     full_spawn,
     identity_key,
     naive_utc,
@@ -48,21 +52,32 @@ t = spawns_table
 _summary = [t.c[c] for c in SUMMARY_COLUMNS]
 
 
-def owned_by(user: str, server: str | None = None) -> ColumnElement[bool]:
+def owned_by(user: str, server: str | None = None, account: Account | None = None) -> ColumnElement[bool]:
     """The rows of ``user`` (of its ``server`` when given), by key (the index) and by
-    whole name."""
+    whole name; of those, only the ones ``account`` made when given (an account the hub
+    does not know, id None, made none)."""
     where = [t.c.user_key == identity_key(user), t.c.user_name == user]
     if server is not None:
         where += [t.c.server_key == identity_key(server), t.c.server_name == server]
+    if account is not None:
+        if account.id is None:
+            return false()
+        where.append(t.c.user_id == account.id)
+        # an account the hub keeps no creation time of matches rows without one
+        where.append(
+            t.c.user_created.is_(None) if account.created is None else t.c.user_created == account.created
+        )
     return and_(*where)
 
 
-def last_spawn(conn: Connection, user: str, server: str) -> dict[str, Any] | None:
-    """The server's last stored spawn (full), or None when it has none."""
+def last_spawn(
+    conn: Connection, user: str, server: str, account: Account | None = None
+) -> dict[str, Any] | None:
+    """The server's last stored spawn (full) that ``account`` made (None: any), or None."""
     row = (
         conn.execute(
             select(t)
-            .where(owned_by(user, server))
+            .where(owned_by(user, server, account))
             .order_by(t.c.id.desc())
             .limit(1)
         )
@@ -72,12 +87,14 @@ def last_spawn(conn: Connection, user: str, server: str) -> dict[str, Any] | Non
     return full_spawn(dict(row)) if row is not None else None
 
 
-def last_by_server(conn: Connection, user: str, limit: int) -> dict[str, dict[str, Any]]:
+def last_by_server(
+    conn: Connection, user: str, limit: int, account: Account | None = None
+) -> dict[str, dict[str, Any]]:
     """The last stored spawn (summary) of each of a user's servers (at most ``limit``
-    servers), by server name."""
+    servers) that ``account`` made (None: any), by server name."""
     latest = (
         select(t.c.server_key, func.max(t.c.id).label("id"))
-        .where(owned_by(user))
+        .where(owned_by(user, None, account))
         .group_by(t.c.server_key)
         .limit(limit)
         .subquery()
@@ -87,21 +104,31 @@ def last_by_server(conn: Connection, user: str, limit: int) -> dict[str, dict[st
 
 
 def list_spawns(
-    conn: Connection, user: str, server: str, *, limit: int, before: int | None
+    conn: Connection,
+    user: str,
+    server: str,
+    *,
+    limit: int,
+    before: int | None,
+    account: Account | None = None,
 ) -> list[dict[str, Any]]:
-    """A server's stored spawns, newest first (summaries); ``before`` pages by id."""
-    query = select(*_summary).where(owned_by(user, server))
+    """A server's stored spawns that ``account`` made (None: any), newest first
+    (summaries); ``before`` pages by id."""
+    query = select(*_summary).where(owned_by(user, server, account))
     if before is not None:
         query = query.where(t.c.id < before)
     rows = conn.execute(query.order_by(t.c.id.desc()).limit(limit)).mappings()
     return [summary_of(dict(r)) for r in rows]
 
 
-def get_spawn(conn: Connection, user: str, server: str, spawn_id: int) -> dict[str, Any] | None:
-    """One stored spawn of that server (full), or None (another server's id gives None)."""
+def get_spawn(
+    conn: Connection, user: str, server: str, spawn_id: int, account: Account | None = None
+) -> dict[str, Any] | None:
+    """One stored spawn of that server (full) that ``account`` made (None: any), or None
+    (another server's id, or another account's spawn, gives None)."""
     row = (
         conn.execute(
-            select(t).where(t.c.id == spawn_id, owned_by(user, server))
+            select(t).where(t.c.id == spawn_id, owned_by(user, server, account))
         )
         .mappings()
         .first()

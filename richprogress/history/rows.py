@@ -3,15 +3,27 @@ row built from it, and the dicts and timelines rebuilt from a row.
 
 The shapes of a stored spawn, as pure functions (no database, no threads), shared by the
 store (``store.py``) and the pages that read it.
+
+**Whose spawn it is.** A spawn belongs to the account that made it (``Account``: JupyterHub's
+``orm.User.id`` and the account's creation time, stored with the row since schema 4), not
+to its user name: a user deleted and made again under the same name is another account,
+and does not see the old one's failures. A row stored before schema 4 has no account:
+it is no user's, and only admins see it (``owned``; the reads' ``owned_by``).
+
+**Text a database keeps.** PostgreSQL refuses a NUL character in text, and no database
+takes a lone surrogate (it has no UTF-8 form): one such character in a user-typed image
+name or profile would make the database refuse the whole spawn. ``storable`` replaces
+them with U+FFFD before a row is built, in the columns and the payload alike.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import zlib
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from richprogress.history.facts import stored_facts
 from richprogress.model.timeline import SpawnTimeline
@@ -34,6 +46,67 @@ def identity_key(name: str) -> str:
     """The key a user's or a server's name is found by (``schema``): SHA-256 of the whole
     name, in hex (64 characters whatever the name's length)."""
     return hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Account(NamedTuple):
+    """One JupyterHub account: ``orm.User.id`` and when it was made (naive UTC ISO 8601,
+    to the second; None when the hub does not know).
+
+    The id alone is not enough: JupyterHub's SQLite table has no AUTOINCREMENT, so a user
+    made after the newest one was deleted gets its id again. The creation time tells the
+    two apart (to the second, as every database keeps it alike, whatever it does with
+    fractions); ``id`` None is an account the hub does not know, which owns nothing."""
+
+    id: int | None
+    created: str | None
+
+
+def _created_text(moment: Any) -> str | None:
+    if not isinstance(moment, datetime):
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment.replace(microsecond=0).isoformat()
+
+
+def account_of(user: Any) -> Account:
+    """The account of a JupyterHub ``User`` (or ``orm.User``): ``Account(None, None)`` for
+    an object without a whole-number id (it owns no stored spawn)."""
+    orm_user = getattr(user, "orm_user", user)
+    user_id = getattr(orm_user, "id", None)
+    if not isinstance(user_id, int) or isinstance(user_id, bool):
+        return Account(None, None)
+    return Account(user_id, _created_text(getattr(orm_user, "created", None)))
+
+
+def owned(spawn: dict[str, Any], account: Account | None) -> bool:
+    """Whether ``account`` made ``spawn`` (a snapshot or a row); ``account`` None is an
+    admin's view, which sees every account's. A spawn without an account (stored before
+    schema 4) is no account's."""
+    if account is None:
+        return True
+    return (
+        account.id is not None
+        and spawn.get("user_id") == account.id
+        and spawn.get("user_created") == account.created
+    )
+
+
+#: what no database keeps in text: NUL (PostgreSQL refuses it) and lone surrogates
+#: (no UTF-8 form; Python's JSON makes them from "\ud800")
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable(value: Any) -> Any:
+    """``value`` with every NUL and lone surrogate in its strings (dict keys too, at any
+    depth) replaced by U+FFFD, the replacement character: text every database keeps."""
+    if isinstance(value, str):
+        return UNSTORABLE.sub("\ufffd", value) if UNSTORABLE.search(value) else value
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [storable(v) for v in value]
+    return value
 
 
 def _aware(moment: Any) -> datetime | None:
@@ -71,8 +144,12 @@ def snapshot(end: SpawnEnd) -> dict[str, Any]:
     # the facts kept with the timeline (read at its start, final now): the same the live
     # page and the endpoints show, whatever the spawner is told later
     facts = timeline_facts(spawner, timeline)
+    account = account_of(user)
     return {
         "user_name": str(getattr(user, "name", "") or ""),
+        # whose spawn it is (schema 4): the account, not the name a new account may reuse
+        "user_id": account.id,
+        "user_created": account.created,
         "server_name": timeline.server_name or str(getattr(spawner, "name", "") or ""),
         "requested_at": timeline.started_at,
         "finished_at": timeline.finished_at or utcnow(),
@@ -93,7 +170,9 @@ def snapshot(end: SpawnEnd) -> dict[str, Any]:
 def build_row(snap: dict[str, Any]) -> dict[str, Any]:
     """The database row of a snapshot: diagnosis, cause, steps and the JSON payload.
 
-    Runs on the writer thread (the diagnosis walks every record)."""
+    Runs on the writer thread (the diagnosis walks every record). Text no database keeps
+    (``storable``) is replaced first, so one odd character never costs the whole spawn."""
+    snap = storable(snap)
     records = snap["records"]
     outcome = snap["outcome"]
     message = snap["failure_message"]
@@ -128,6 +207,9 @@ def build_row(snap: dict[str, Any]) -> dict[str, Any]:
         "server_name": snap["server_name"],
         "user_key": identity_key(snap["user_name"]),
         "server_key": identity_key(snap["server_name"]),
+        # the account that made it (schema 4; a spool line written before has none)
+        "user_id": snap.get("user_id"),
+        "user_created": snap.get("user_created"),
         "requested_at": naive_utc(started),
         "finished_at": naive_utc(finished),
         "outcome": outcome,
@@ -171,6 +253,9 @@ def full_spawn(row: dict[str, Any]) -> dict[str, Any]:
     out = summary_of(row)
     out["record_id"] = row.get("record_id")
     out["failure_message"] = row.get("failure_message")
+    # whose it is (``owned``): the pages tell an admin a deleted account's spawn
+    out["user_id"] = row.get("user_id")
+    out["user_created"] = row.get("user_created")
     payload = row.get("payload")
     data = json.loads(zlib.decompress(payload)) if isinstance(payload, (bytes, memoryview)) else {}
     out.update(data)

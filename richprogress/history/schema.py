@@ -15,6 +15,11 @@ Define the two tables and bring a database to ``SCHEMA_VERSION``.
   share, so a name cut to fit a column can no longer match another user's name.
   Version 3 also gives each row its spawn's id (``spawn_uid``, unique), so a spawn stored
   again from the spool after a crash or an outage is found instead of stored twice.
+- **Accounts, not names.** Since version 4 each row holds the account that made it
+  (``user_id``: JupyterHub's ``orm.User.id``, and ``user_created``: when that account was
+  made, as ``rows.Account`` tells why), so a user deleted and made again under the same
+  name does not read the old account's spawns. Older rows have neither: only admins see
+  them.
 
 Upgrades: a release that changes the tables raises ``SCHEMA_VERSION`` and adds a function
 to ``MIGRATIONS`` that takes a connection from version N to N + 1 (in one transaction).
@@ -44,7 +49,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 
 #: the version of the tables this code writes
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: versions 1 and 2 cut names to this many characters: a name this long may be the
 #: start of a longer one
@@ -70,6 +75,11 @@ spawns_table = Table(
     # row from before schema 3 whose name may have been cut (no one's reads find it)
     Column("user_key", String(64)),
     Column("server_key", String(64)),
+    # schema 4: the account that made the spawn (rows.Account): JupyterHub's orm.User.id
+    # and that account's creation time, naive UTC ISO 8601 to the second; NULL before
+    # schema 4 (no account's: admins only)
+    Column("user_id", Integer),
+    Column("user_created", String(32)),
     # naive UTC datetimes: every database compares them alike
     Column("requested_at", DateTime, nullable=False),
     Column("finished_at", DateTime, nullable=False),
@@ -168,8 +178,20 @@ def _to_version_3(conn: Connection) -> None:
     _add_spawn_uid(conn)
 
 
+def _add_account(conn: Connection) -> None:
+    """3 -> 4: the account that made each spawn (``user_id``, ``user_created``). Rows
+    written before keep NULL: no account is sure to be theirs (the name may be a deleted
+    account's), so only admins see them; they age out."""
+    conn.execute(text("ALTER TABLE richprogress_spawns ADD COLUMN user_id INTEGER"))
+    conn.execute(text("ALTER TABLE richprogress_spawns ADD COLUMN user_created VARCHAR(32)"))
+
+
 #: step N -> N + 1, run in order by ``ensure_schema``
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_steps_column, 2: _to_version_3}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: _add_steps_column,
+    2: _to_version_3,
+    3: _add_account,
+}
 
 
 class SchemaTooNew(RuntimeError):

@@ -37,7 +37,7 @@ from richprogress.history import reads
 from richprogress.history.database import JOURNAL_MODES, Database, driver_url, sqlite_path
 from richprogress.history.memory import MemorySpawns, with_unwritten
 from richprogress.history.read_pool import Read, ReadPool
-from richprogress.history.rows import build_row, snapshot, timeline_of
+from richprogress.history.rows import Account, build_row, snapshot, timeline_of
 from richprogress.history.spool import Spool
 from richprogress.history.url_check import url_problem
 from richprogress.history.writer import SpawnWriter
@@ -275,40 +275,56 @@ class SpawnHistory(LoggingConfigurable):
         self._database.close()
 
     # -- reading: memory first for a server's last spawn, then the database ----------------
+    #
+    # A user's spawns are those of one ``account`` (``rows.Account``: a user deleted and
+    # made again under the same name is another account); ``account=None`` is an admin's
+    # view, every spawn stored under the name. The pages' reads (``read_*``) take it
+    # without a default: each page says whose view it is.
 
-    def last_spawn(self, user: str, server: str = "") -> dict[str, Any] | None:
+    def last_spawn(self, user: str, server: str = "", *, account: Account | None = None) -> dict[str, Any] | None:
         """The server's last finished spawn (full), or None when it has none (or while
         the database is down). Blocks: a page awaits ``read_last_spawn`` instead."""
-        unwritten = self._memory.spawn(user, server)
+        unwritten = self._memory.spawn(user, server, account)
         if unwritten is not None:
             return unwritten
-        return self._database.query(lambda conn: reads.last_spawn(conn, user, server), None)
+        return self._database.query(lambda conn: reads.last_spawn(conn, user, server, account), None)
 
-    def last_by_server(self, user: str, limit: int = 200) -> dict[str, dict[str, Any]]:
+    def last_by_server(
+        self, user: str, limit: int = 200, *, account: Account | None = None
+    ) -> dict[str, dict[str, Any]]:
         """The last finished spawn (summary) of each of a user's servers, by server name."""
         empty: dict[str, dict[str, Any]] = {}
-        found = self._database.query(lambda conn: reads.last_by_server(conn, user, limit), empty)
-        found.update(self._memory.summaries_of(user))
+        found = self._database.query(lambda conn: reads.last_by_server(conn, user, limit, account), empty)
+        found.update(self._memory.summaries_of(user, account))
         return found
 
     def list_spawns(
-        self, user: str, server: str = "", *, limit: int = 20, before: int | None = None
+        self,
+        user: str,
+        server: str = "",
+        *,
+        limit: int = 20,
+        before: int | None = None,
+        account: Account | None = None,
     ) -> list[dict[str, Any]]:
         """A server's finished spawns, newest first (summaries); ``before`` pages by id."""
         none: list[dict[str, Any]] = []
         spawns = self._database.query(
-            lambda conn: reads.list_spawns(conn, user, server, limit=limit, before=before), none
+            lambda conn: reads.list_spawns(conn, user, server, limit=limit, before=before, account=account),
+            none,
         )
         if before is not None:  # a later page: the unwritten spawn is on the first
             return spawns
-        return with_unwritten(spawns, self._memory.spawn(user, server), limit)
+        return with_unwritten(spawns, self._memory.spawn(user, server, account), limit)
 
-    def get_spawn(self, user: str, server: str, spawn_id: int) -> dict[str, Any] | None:
+    def get_spawn(
+        self, user: str, server: str, spawn_id: int, *, account: Account | None = None
+    ) -> dict[str, Any] | None:
         """One spawn of that server (full), or None."""
         if spawn_id < 0:  # only spawns in memory have negative ids
-            found = self._memory.spawn(user, server)
+            found = self._memory.spawn(user, server, account)
             return found if found is not None and found["id"] == spawn_id else None
-        return self._database.query(lambda conn: reads.get_spawn(conn, user, server, spawn_id), None)
+        return self._database.query(lambda conn: reads.get_spawn(conn, user, server, spawn_id, account), None)
 
     def recent_failures(
         self, *, cause: str | None = None, limit: int = 50, before: int | None = None
@@ -360,48 +376,60 @@ class SpawnHistory(LoggingConfigurable):
             return Read(fallback(), "down")
         return await self._pages.read(fn, fallback, self.read_timeout)
 
-    async def read_last_spawn(self, user: str, server: str = "") -> Read[dict[str, Any] | None]:
+    async def read_last_spawn(
+        self, user: str, server: str = "", *, account: Account | None
+    ) -> Read[dict[str, Any] | None]:
         """``last_spawn`` for a page: from memory when the database cannot answer."""
-        unwritten = self._memory.spawn(user, server)
+        unwritten = self._memory.spawn(user, server, account)
         if unwritten is not None:
             return Read(unwritten)
         return await self.read(
-            lambda: self._database.read(lambda conn: reads.last_spawn(conn, user, server)),
+            lambda: self._database.read(lambda conn: reads.last_spawn(conn, user, server, account)),
             lambda: None,
         )
 
-    async def read_last_by_server(self, user: str, limit: int = 200) -> Read[dict[str, dict[str, Any]]]:
+    async def read_last_by_server(
+        self, user: str, limit: int = 200, *, account: Account | None
+    ) -> Read[dict[str, dict[str, Any]]]:
         """``last_by_server`` for a page: memory's unwritten spawns when the database
         cannot answer."""
         empty: Callable[[], dict[str, dict[str, Any]]] = dict
         found = await self.read(
-            lambda: self._database.read(lambda conn: reads.last_by_server(conn, user, limit)),
+            lambda: self._database.read(lambda conn: reads.last_by_server(conn, user, limit, account)),
             empty,
         )
-        found.value.update(self._memory.summaries_of(user))
+        found.value.update(self._memory.summaries_of(user, account))
         return found
 
     async def read_list_spawns(
-        self, user: str, server: str = "", *, limit: int = 20, before: int | None = None
+        self,
+        user: str,
+        server: str = "",
+        *,
+        limit: int = 20,
+        before: int | None = None,
+        account: Account | None,
     ) -> Read[list[dict[str, Any]]]:
         """``list_spawns`` for an endpoint: when the database cannot answer, the reason
         (the list says 503: memory holds one spawn, not the list)."""
         none: Callable[[], list[dict[str, Any]]] = list
         found = await self.read(
             lambda: self._database.read(
-                lambda conn: reads.list_spawns(conn, user, server, limit=limit, before=before)
+                lambda conn: reads.list_spawns(conn, user, server, limit=limit, before=before, account=account)
             ),
             none,
         )
         if found.available and before is None:
-            return Read(with_unwritten(found.value, self._memory.spawn(user, server), limit))
+            return Read(with_unwritten(found.value, self._memory.spawn(user, server, account), limit))
         return found
 
-    async def read_spawn(self, user: str, server: str, spawn_id: int) -> Read[dict[str, Any] | None]:
+    async def read_spawn(
+        self, user: str, server: str, spawn_id: int, *, account: Account | None
+    ) -> Read[dict[str, Any] | None]:
         """``get_spawn`` for an endpoint (a spawn in memory, negative id, needs no database)."""
         if spawn_id < 0:
-            return Read(self.get_spawn(user, server, spawn_id))
+            return Read(self.get_spawn(user, server, spawn_id, account=account))
         return await self.read(
-            lambda: self._database.read(lambda conn: reads.get_spawn(conn, user, server, spawn_id)),
+            lambda: self._database.read(lambda conn: reads.get_spawn(conn, user, server, spawn_id, account)),
             lambda: None,
         )

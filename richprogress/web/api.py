@@ -56,7 +56,7 @@ from richprogress.typical.cache import default_cache, typical_for_spawner
 from richprogress.typical.statistics import Typical
 from richprogress.web.arguments import checked_name, int_argument, spawn_id
 from richprogress.web.urls import hub_url
-from richprogress.web.views.history import stored_spawn
+from richprogress.web.views.history import account_for, stored_spawn
 from richprogress.web.views.payloads import (
     container_log_shown,
     spawner_facts,
@@ -106,7 +106,9 @@ class TimelineAPIHandler(APIHandler):
         else:
             # a replaced spawner (the spawn form), or a hub restart: the last stored spawn,
             # with the facts it was stored with; this spawner's options are another spawn's
-            found = await history_for_user(user).read_last_spawn(user.name, server_name)
+            found = await history_for_user(user).read_last_spawn(
+                user.name, server_name, account=account_for(user, self.current_user)
+            )
             if found.value is None:
                 if not found.available:
                     raise unavailable(found)
@@ -162,7 +164,9 @@ class SpawnListAPIHandler(APIHandler):
         limit = int_argument(self, "limit", 20, 1, MAX_LIMIT) or 20
         before = int_argument(self, "before", None, -(2**62), 2**62)
         store = history_for(self.settings.get("config"), self.log)
-        found = await store.read_list_spawns(user.name, server_name, limit=limit + 1, before=before)
+        found = await store.read_list_spawns(
+            user.name, server_name, limit=limit + 1, before=before, account=account_for(user, self.current_user)
+        )
         if not found.available:
             # an empty list would say "no spawns": the truth is "cannot tell now"
             raise unavailable(found)
@@ -193,7 +197,9 @@ class SpawnAPIHandler(APIHandler):
         if user is None:
             raise web.HTTPError(404, "No such user")
         store = history_for(self.settings.get("config"), self.log)
-        found = await store.read_spawn(user.name, server_name, number)
+        found = await store.read_spawn(
+            user.name, server_name, number, account=account_for(user, self.current_user)
+        )
         spawn = found.value
         if spawn is None:
             if not found.available:

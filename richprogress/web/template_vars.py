@@ -56,13 +56,14 @@ class HistoryHelpers:
             self.viewer_name,
             hub_url=urls.page_hub_url(page_static_url),
             show_log=_shows_log(user, server_name, self.viewer),
+            viewer=self.viewer,
         )
 
     async def notices(self, user: Any, hub_base_url: str) -> Notices:
         """One notice per server of ``user`` whose last start failed (and that is not
         running or starting now), newest first (``.items``); ``.note`` when the store
         could not be read."""
-        return await failure_notices(user, hub_base_url)
+        return await failure_notices(user, hub_base_url, self.viewer)
 
 
 class TemplateHelpers:

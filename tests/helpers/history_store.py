@@ -99,9 +99,19 @@ def image_not_found_records() -> list[dict[str, Any]]:
 
 
 
-def fake_spawner(user: str = "alice", server: str = "", profile: str = "gpu") -> SimpleNamespace:
+def fake_spawner(
+    user: str = "alice",
+    server: str = "",
+    profile: str = "gpu",
+    account: tuple[int, datetime | None] | None = None,
+) -> SimpleNamespace:
+    """A spawner of ``user``; ``account``: its JupyterHub account (``orm.User``'s id and
+    creation time), else a user without one."""
+    owner = SimpleNamespace(name=user)
+    if account is not None:
+        owner.id, owner.created = account
     return SimpleNamespace(
-        user=SimpleNamespace(name=user),
+        user=owner,
         name=server,
         namespace="jhub",
         pod_name=f"jupyter-{user}",
@@ -127,8 +137,10 @@ def end_spawn(
     seconds: float = 30.0,
     records: list[dict[str, Any]] | None = None,
     message: str | None = "",
+    account: tuple[int, datetime | None] | None = None,
 ) -> SpawnTimeline:
-    """A spawn that began at ``started`` and ended ``seconds`` later, kept by ``store``."""
+    """A spawn that began at ``started`` and ended ``seconds`` later, kept by ``store``;
+    ``account``: the user's JupyterHub account (id, creation time), else none."""
     finished = started + timedelta(seconds=seconds)
     timeline = SpawnTimeline(server_name=server, started_at=started, clock=lambda: finished)
     for record in image_not_found_records() if records is None else records:
@@ -141,7 +153,7 @@ def end_spawn(
         timeline.finish("failed", message)
     unsubscribe = spawn_events.subscribe(store.record)
     try:
-        spawn_events.spawn_ended(fake_spawner(user, server), timeline)
+        spawn_events.spawn_ended(fake_spawner(user, server, account=account), timeline)
     finally:
         unsubscribe()
     return timeline

@@ -1,7 +1,8 @@
 """Databases as older releases of the spawn history left them, for the migration tests.
 
 ``as_old_schema(url, version)`` turns a database the current store wrote into one of
-schema ``version`` (1 or 2), as those releases made it: names as ``VARCHAR(255)`` found
+schema ``version`` (1, 2 or 3), as those releases made it: for 3, no account columns
+(``user_id``, ``user_created``); for 1 and 2 also names as ``VARCHAR(255)`` found
 by the ``(user_name, server_name, id)`` index, none of the later columns (the name keys,
 a unique spawn id), and for version 1 no ``steps`` column. Rows keep their ids and names (names of more than 255 characters
 must not be there: the old releases cut them). SQLite and PostgreSQL.
@@ -13,12 +14,20 @@ import sqlalchemy as sa
 
 
 def as_old_schema(url: str, version: int) -> None:
-    """Make the database at ``url`` one of schema ``version`` (1 or 2)."""
-    assert version in (1, 2)
+    """Make the database at ``url`` one of schema ``version`` (1, 2 or 3)."""
+    assert version in (1, 2, 3)
     engine = sa.create_engine(url)
     try:
         with engine.begin() as conn:
             columns = {c["name"] for c in sa.inspect(conn).get_columns("richprogress_spawns")}
+            for column in ("user_id", "user_created"):  # schema 4's accounts
+                if column in columns:
+                    conn.execute(sa.text(f"ALTER TABLE richprogress_spawns DROP COLUMN {column}"))
+            if version == 3:
+                conn.execute(
+                    sa.text("UPDATE richprogress_meta SET value = '3' WHERE key = 'schema_version'")
+                )
+                return
             if "spawn_uid" in columns:  # a later schema's unique spawn id: not in 1 or 2
                 conn.execute(sa.text("DROP INDEX ux_rp_spawns_uid"))
                 conn.execute(sa.text("ALTER TABLE richprogress_spawns DROP COLUMN spawn_uid"))

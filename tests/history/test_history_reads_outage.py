@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import quote
 
 import pytest
@@ -34,7 +35,7 @@ from traitlets import TraitError
 
 from richprogress.history import SpawnHistory
 from richprogress.history.read_pool import Read, ReadPool
-from richprogress.history.rows import build_row
+from richprogress.history.rows import Account, account_of, build_row
 from richprogress.history.schema import SCHEMA_VERSION, spawns_table
 from tests.helpers import history_store as stored
 from tests.helpers.history_hub import history_hub_process, spawns_path, start, wait_stored
@@ -74,7 +75,7 @@ def test_a_name_cut_to_255_characters_is_not_another_users(make_store: Callable[
     assert [s["outcome"] for s in store.list_spawns(SHORT, LONG + "-gpu")] == ["ready"]
     assert [s["outcome"] for s in store.list_spawns(LONG, LONG + "-gpu")] == ["failed"]
     # the page reads agree
-    assert asyncio.run(store.read_last_by_server(SHORT)).value[LONG + "-gpu"]["outcome"] == "ready"
+    assert asyncio.run(store.read_last_by_server(SHORT, account=None)).value[LONG + "-gpu"]["outcome"] == "ready"
 
 
 def test_a_database_of_schema_2_keeps_its_rows(
@@ -127,7 +128,7 @@ def test_a_query_the_database_refuses_fails_that_read_only(
         odd()
     assert "refused one read" in caplog.text
     assert [s["user_name"] for s in store.list_spawns("bob")] == ["bob"]
-    assert asyncio.run(store.read_list_spawns("bob")).available
+    assert asyncio.run(store.read_list_spawns("bob", account=None)).available
 
 
 def test_a_database_that_cannot_be_opened_is_down_for_reads(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -137,12 +138,12 @@ def test_a_database_that_cannot_be_opened_is_down_for_reads(tmp_path: Path, capl
     try:
         end_spawn(store, user="alice")
         store.flush()
-        first = asyncio.run(store.read_list_spawns("bob"))
+        first = asyncio.run(store.read_list_spawns("bob", account=None))
         assert (first.value, first.reason) == ([], "down")
         t = time.monotonic()
-        assert asyncio.run(store.read_last_by_server("bob")).reason == "down"
+        assert asyncio.run(store.read_last_by_server("bob", account=None)).reason == "down"
         assert time.monotonic() - t < 0.1
-        alice = asyncio.run(store.read_last_spawn("alice"))
+        alice = asyncio.run(store.read_last_spawn("alice", account=None))
         assert alice.available and alice.value is not None and alice.value["id"] < 0
         assert "cannot be used" in caplog.text
     finally:
@@ -231,17 +232,32 @@ def hub_history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
         start(hub, "bob")
         wait_stored(hub, "alice")
         wait_stored(hub, "bob")
-        store_hostile_failure(f"sqlite:///{work / 'richprogress_history.sqlite'}", "visitor")
+        store_hostile_failure(
+            f"sqlite:///{work / 'richprogress_history.sqlite'}", "visitor", hub_account(work, "visitor")
+        )
         yield hub
 
 
-def store_hostile_failure(url: str, user: str) -> None:
-    """A failed spawn of ``user`` with hostile text in its server name, summary and cause,
-    written into the hub's history database as a store would."""
+def hub_account(work: Path, user: str) -> Account:
+    """``user``'s account in the hub's own database (``work/hub.sqlite``), read only."""
+    engine = sa.create_engine(f"sqlite:///{work / 'hub.sqlite'}")
+    with engine.connect() as conn:
+        user_id, created = conn.execute(
+            sa.text("SELECT id, created FROM users WHERE name = :name"), {"name": user}
+        ).one()
+    engine.dispose()
+    return account_of(SimpleNamespace(id=user_id, created=datetime.fromisoformat(created)))
+
+
+def store_hostile_failure(url: str, user: str, account: Account) -> None:
+    """A failed spawn of ``user``'s ``account`` with hostile text in its server name,
+    summary and cause, written into the hub's history database as a store would."""
     now = datetime.now(timezone.utc)
     row = build_row(
         {
             "user_name": user,
+            "user_id": account.id,
+            "user_created": account.created,
             "server_name": HOSTILE_SERVER,
             "requested_at": now - timedelta(minutes=1),
             "finished_at": now,

@@ -292,16 +292,16 @@ def test_a_page_never_waits_long_for_a_database_that_does_not_answer(clock: Cloc
         end_spawn(store)  # queues the write; the writer thread is the one that hangs
         assert time.monotonic() - t < 0.2
         t = time.monotonic()
-        spawn = asyncio.run(store.read_last_spawn("alice")).value
+        spawn = asyncio.run(store.read_last_spawn("alice", account=None)).value
         assert time.monotonic() - t < 1.0
         assert spawn is not None and spawn["id"] < 0  # from memory
         t = time.monotonic()
-        found = asyncio.run(store.read_last_by_server("bob"))
+        found = asyncio.run(store.read_last_by_server("bob", account=None))
         assert time.monotonic() - t < 1.0
         assert (found.value, found.reason) == ({}, "timeout")
         # the read is still stuck on the connection: the next one does not wait for it
         t = time.monotonic()
-        assert asyncio.run(store.read_last_by_server("bob")).reason == "stalled"
+        assert asyncio.run(store.read_last_by_server("bob", account=None)).reason == "stalled"
         assert time.monotonic() - t < 0.2
     finally:
         silent.close()

@@ -9,6 +9,11 @@ long text cut.
 
 The reads are awaited (``SpawnHistory.read_*``: threads of their own, a deadline); when
 the database cannot answer, the page shows what memory holds with ``UNAVAILABLE_NOTE``.
+
+Whose spawns a page shows (``account_for``): the account's own, made by it, not by a
+deleted account of the same name; an admin (JupyterHub's admin flag) sees every spawn
+stored under the name, and the failure page tells them when the one shown is not the
+account's (``OTHER_ACCOUNT_NOTE``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from jupyterhub.scopes import Scope
 from richprogress.history import history_for_user, timeline_of
 from richprogress.history.facts import shown_facts_of
 from richprogress.history.read_pool import Read
+from richprogress.history.rows import Account, account_of, owned
 from richprogress.model.display import display_text
 from richprogress.model.records import PHASE_LABELS
 from richprogress.model.timeline import SpawnTimeline
@@ -36,6 +42,13 @@ from richprogress.web.views.rows import breakable_parts, for_viewer
 #: slow) and the page shows only the last spawns the hub holds in memory
 UNAVAILABLE_NOTE = "Spawn history is unavailable right now; showing what the hub remembers."
 
+#: what the failure page tells an admin whose page shows a spawn another account made: a
+#: deleted account of the same name, or a spawn stored before the store kept accounts
+OTHER_ACCOUNT_NOTE = (
+    "This start was made by an earlier account with this name, or stored before the spawn "
+    "history kept accounts: only admins see it, not the user."
+)
+
 #: the longest name or cause a page shows whole (the failure page cuts names alike)
 NAME_LIMIT = 300
 
@@ -43,6 +56,15 @@ NAME_LIMIT = 300
 def note_of(found: Read[Any]) -> str | None:
     """``UNAVAILABLE_NOTE`` when the database did not answer ``found``, else None."""
     return None if found.available else UNAVAILABLE_NOTE
+
+
+def account_for(user: Any, viewer: Any) -> Account | None:
+    """Whose stored spawns ``viewer`` reads of ``user``: an admin's view (None) every
+    spawn stored under the name; anyone else's (the owner, a shared-access user) only
+    those ``user``'s account made."""
+    if getattr(viewer, "admin", False) is True:
+        return None
+    return account_of(user)
 
 
 def _busy(user: Any, server_name: str) -> bool:
@@ -87,19 +109,24 @@ async def stored_failure(
     viewer_name: str | None,
     hub_url: str | None = None,
     show_log: bool = False,
+    viewer: Any = None,
 ) -> StoredFailure:
     """The failure page from the store, when the server's last spawn failed and it is
-    neither running nor starting now."""
+    neither running nor starting now; of the spawns ``viewer`` may see (``account_for``)."""
     server_name = server_name or ""
     if _busy(user, server_name):
         return StoredFailure(None)
+    account = account_for(user, viewer)
     try:
-        found = await history_for_user(user).read_last_spawn(user.name, server_name)
+        found = await history_for_user(user).read_last_spawn(user.name, server_name, account=account)
     except Exception:  # the page must render even if the store misbehaves
         return StoredFailure(None)
     spawn = found.value
     if spawn is None or spawn.get("outcome") != "failed":
         return StoredFailure(None, note_of(found))
+    notes = [note_of(found)]
+    if not owned(spawn, account_of(user)):  # an admin's look at another account's spawn
+        notes.append(OTHER_ACCOUNT_NOTE)
     return StoredFailure(failure_view(
         user.name,
         server_name,
@@ -111,7 +138,7 @@ async def stored_failure(
         facts=shown_facts_of(spawn),
         own_pod=(spawn.get("facts") or {}).get("pod"),
         show_log=show_log,
-    ), note_of(found))
+    ), " ".join(note for note in notes if note) or None)
 
 
 def notice_for(spawn: dict[str, Any], hub_base_url: str, user_name: str) -> dict[str, Any]:
@@ -140,11 +167,13 @@ class Notices:
     owner: str = ""
 
 
-async def failure_notices(user: Any, hub_base_url: str) -> Notices:
+async def failure_notices(user: Any, hub_base_url: str, viewer: Any = None) -> Notices:
     """One notice per server of ``user`` whose last start failed (and that is not running
-    or starting now), newest first."""
+    or starting now), newest first; of the spawns ``viewer`` may see (``account_for``)."""
     try:
-        found = await history_for_user(user).read_last_by_server(user.name)
+        found = await history_for_user(user).read_last_by_server(
+            user.name, account=account_for(user, viewer)
+        )
     except Exception:
         return Notices([])
     owner = display_text(user.name, NAME_LIMIT)
