@@ -10,7 +10,9 @@
 - ``enable()``: subscribe the store to spawn endings (``richprogress.stream.spawn_end``),
   and open the store once the hub has started, so the spawns a previous run left in the
   spool are stored without waiting for a page to ask; ``richprogress.setup(c)`` calls it.
-- ``history_for(config)`` / ``history_for_user(user)``: the hub's one store, for the pages.
+- ``history_for(config)`` / ``history_for_user(user)``: the hub's one store, for the pages;
+  closed when the process exits (the hub stopped), within ``writer.STOP_SECONDS``, which
+  cuts the spool once the database holds every spawn in it.
 
 Nothing in the formatter, the diagnosis or the timeline imports this package.
 """
@@ -18,6 +20,7 @@ Nothing in the formatter, the diagnosis or the timeline imports this package.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 from typing import Any
 
@@ -54,8 +57,17 @@ def history_for(config: Any = None, log: logging.Logger | None = None) -> SpawnH
     store = SpawnHistory(config=cfg, log=log or logging.getLogger("JupyterHub"))
     if _current is not None:
         _current[1].close()
+    else:  # the first store: whichever is current then is closed as the process exits
+        atexit.register(_close_at_exit)
     _current = (config, store)
     return store
+
+
+def _close_at_exit() -> None:
+    """Close the hub's store as the process exits (after JupyterHub's own shutdown): the
+    queued writes get a bounded time, and the spool is cut when the database holds all."""
+    if _current is not None:
+        _current[1].close()
 
 
 def history_for_user(user: Any) -> SpawnHistory:
@@ -68,7 +80,9 @@ def history_for_user(user: Any) -> SpawnHistory:
 
 def _on_spawn_end(end: SpawnEnd) -> None:
     log = getattr(end.spawner, "log", None)
-    history_for(getattr(end.spawner, "config", None), log if isinstance(log, logging.Logger) else None).record(end)
+    history_for(
+        getattr(end.spawner, "config", None), log if isinstance(log, logging.Logger) else None
+    ).record(end)
 
 
 def typical_loader() -> list[dict[str, Any]]:
@@ -101,7 +115,9 @@ def _open_when_started(tries: int = _START_TRIES) -> None:
             history_for(config, getattr(app, "log", None))
             return
     except Exception:
-        logging.getLogger("JupyterHub").exception("richprogress: could not open the spawn history at start")
+        logging.getLogger("JupyterHub").exception(
+            "richprogress: could not open the spawn history at start"
+        )
         return
     if tries > 0:
         asyncio.get_running_loop().call_later(_START_EVERY, _open_when_started, tries - 1)

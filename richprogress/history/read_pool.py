@@ -9,7 +9,8 @@ asked or did not answer in time (the caller then shows what memory holds and say
 - **Deadline.** The loop waits at most ``deadline`` seconds; a read still running then is
   left to finish on its thread (a thread cannot be stopped), and its answer is dropped.
 - **Bounded threads.** ``workers`` threads, never more: a stalled database (a SIGSTOPped
-  PostgreSQL, a network black hole) holds at most that many.
+  PostgreSQL, a network black hole) holds at most that many. Daemon threads
+  (``daemon_threads``): a read stuck there does not keep a stopping hub alive.
 - **Fail fast.** While a read has been running for longer than its deadline (stuck), and
   while ``max_waiting`` reads wait for a thread, a new read is not queued: it answers at
   once, so a page under a stalled database costs no wait at all after the first.
@@ -21,10 +22,10 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
+from richprogress.history.daemon_threads import DaemonThreads
 from richprogress.history.database import Unavailable
 
 __all__ = ["REASONS", "Read", "ReadPool", "Reason"]
@@ -66,7 +67,7 @@ class ReadPool:
     """A few reader threads with deadlines (see the module's docstring)."""
 
     def __init__(self, workers: int = 2, max_waiting: int = 32) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rp-history-page")
+        self._executor = DaemonThreads("rp-history-page", workers)
         self._max_waiting = max_waiting
         #: guards the two below (held for microseconds, on the loop and on the threads)
         self._lock = threading.Lock()
@@ -81,7 +82,9 @@ class ReadPool:
         with self._lock:
             return any(began < limit for began in self._running.values())
 
-    async def read(self, fn: Callable[[], T], fallback: Callable[[], T], deadline: float) -> Read[T]:
+    async def read(
+        self, fn: Callable[[], T], fallback: Callable[[], T], deadline: float
+    ) -> Read[T]:
         """``fn()`` on a reader thread, awaited at most ``deadline`` seconds; else
         ``fallback()`` (called on the loop: it must be quick) with the reason. ``fn``
         raises ``Unavailable`` when the database cannot be used (reason ``down``); any
@@ -126,4 +129,4 @@ class ReadPool:
 
     def close(self) -> None:
         """Stop the threads without waiting for a read stuck on the database."""
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._executor.shutdown(0, cancel_futures=True)

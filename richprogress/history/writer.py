@@ -9,7 +9,9 @@ longer keeps.
   memory (``MemorySpawns``) and hands it to the spool thread.
 - The **spool thread** appends it to the spool and fsyncs (``spool.Spool``), then queues it
   for the database thread. It never touches the database, so a stalled database does
-  not keep spawns from becoming durable.
+  not keep spawns from becoming durable. A spawn the spool could not take (a full disk,
+  the bound) is **not durable**: logged, and spooled again, before the next spawn, at the
+  next spawn end or retry, and once more when the store closes.
 - The **database thread** stores the queue in order (``drain``): diagnosis, JSON, an
   insert unless a row with that ``spawn_uid`` is already there (a replay after a crash),
   then retention. One thread: SQLite wants a single writer, and writes stay in order.
@@ -17,7 +19,12 @@ longer keeps.
   outage once; each waiting spawn is logged and counted) and is tried again after
   ``retry_seconds``, or as soon as the next spawn ends after that.
 - At start, the spawns a previous run left in the spool are queued first (and kept in
-  memory, so the pages show them meanwhile).
+  memory, so the pages show them meanwhile), each checked first (``spool_check``): a
+  line that could not be shown is set aside, never kept in memory.
+- **Stopping** (``close``) waits at most ``STOP_SECONDS`` for the queued writes (a stalled
+  database does not hold the hub), spools what is not durable yet, and cuts the spool
+  when the database holds everything. The threads are daemon threads
+  (``daemon_threads``): a write stuck on the database never keeps the process alive.
 - Before each write, a SQLite file that was deleted or replaced is noticed and opened again,
   and one that cannot be written is an outage (``Database.connect`` checks it).
 - After each write, the server's spawns beyond ``keep_per_server`` are deleted through the
@@ -33,7 +40,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
@@ -42,12 +49,14 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from richprogress.history.daemon_threads import DaemonThreads
 from richprogress.history.database import Database
 from richprogress.history.memory import MemorySpawns, ServerKey
 from richprogress.history.reads import owned_by
 from richprogress.history.rows import build_row, naive_utc, snapshot
 from richprogress.history.schema import spawns_table
 from richprogress.history.spool import Spool, count_spool_event
+from richprogress.history.spool_check import checked_row
 from richprogress.stream.spawn_end import SpawnEnd
 
 __all__ = ["RetentionSettings", "SpawnWriter"]
@@ -58,6 +67,8 @@ T = TypeVar("T")
 STALLED_SECONDS = 5.0
 #: spawns the spool could not take (full, unwritable) that still wait in memory, at most
 MAX_UNSPOOLED = 1000
+#: how long ``close`` (the hub stopping) waits for the writes queued before it
+STOP_SECONDS = 3.0
 
 
 class RetentionSettings(Protocol):
@@ -90,8 +101,10 @@ class Waiting:
     row: dict[str, Any] | None = None
     #: counted and logged as waiting already
     waited: bool = False
-    #: in the spool file (False: in memory only)
+    #: in the spool file (False: in memory only, not durable)
     spooled: bool = True
+    #: the database thread is done with it (stored, refused or dropped)
+    done: bool = False
 
 
 class SpawnWriter:
@@ -110,13 +123,12 @@ class SpawnWriter:
         self._memory = memory
         self._clock = clock
         self._spool = spool
-        self._spool_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rp-history-spool")
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rp-history-write")
+        self._spool_thread = DaemonThreads("rp-history-spool")
+        self._thread = DaemonThreads("rp-history-write")
         self._last_sweep = 0.0
         #: spawns not yet stored, oldest first (appended by the spool thread)
         self._queue: deque[Waiting] = deque()
         self._queue_lock = threading.Lock()
-        self._unspooled = 0
         self._retry: threading.Timer | None = None
         #: when the database thread began the write it is in (None between writes)
         self._writing_since: float | None = None
@@ -133,42 +145,106 @@ class SpawnWriter:
         try:
             snap = snapshot(end)
         except Exception:
-            self._settings.log.exception("richprogress: could not read a finished spawn for the history")
+            self._settings.log.exception(
+                "richprogress: could not read a finished spawn for the history"
+            )
             return None
         key = (snap["user_name"], snap["server_name"])
         self._memory.keep(key, snap)
-        return self._spool_thread.submit(self._spool_and_queue, Waiting(uuid.uuid4().hex, key, snap))
+        try:
+            return self._spool_thread.submit(
+                self._spool_and_queue, Waiting(uuid.uuid4().hex, key, snap)
+            )
+        except RuntimeError:  # the store was closed (the hub is stopping): memory has it
+            return None
 
     # -- the spool thread -------------------------------------------------------------------
 
     def _load_spool(self) -> None:
         assert self._spool is not None
-        left = self._spool.load()
+        try:
+            # each line judged alone: one that cannot be stored and shown is set aside
+            left = self._spool.load(check=checked_row)
+        except Exception:  # a bug here must not cost the hub its history
+            self._settings.log.exception(
+                "richprogress: cannot read the spawn spool %s", self._spool.path
+            )
+            return
         if not left:
             return
         self._settings.log.info(
             "richprogress: %d finished spawns wait in the spawn spool %s; storing them",
-            len(left), self._spool.path,
+            len(left),
+            self._spool.path,
         )
         with self._queue_lock:
             for spawn in left:
-                key = (str(spawn.snapshot.get("user_name", "")), str(spawn.snapshot.get("server_name", "")))
+                key = (spawn.snapshot["user_name"], spawn.snapshot["server_name"])
                 self._memory.keep(key, spawn.snapshot)
-                self._queue.append(Waiting(spawn.uid, key, spawn.snapshot, waited=True))
+                self._queue.append(
+                    Waiting(spawn.uid, key, spawn.snapshot, row=spawn.checked, waited=True)
+                )
         self._thread.submit(self.drain)
 
     def _spool_and_queue(self, spawn: Waiting) -> None:
-        spawn.spooled = self._spool is not None and self._spool.append(spawn.uid, spawn.snap)
+        # the spawns that could not be spooled before go first: the file keeps end order
+        self._respool()
+        if self._spool is not None:
+            spawn.spooled = self._spool.append(spawn.uid, spawn.snap)
         with self._queue_lock:
             if not spawn.spooled:
-                if self._unspooled >= MAX_UNSPOOLED:
-                    return  # memory keeps the server's last spawn; the spool counted it
-                self._unspooled += 1
+                unspooled = sum(1 for s in self._queue if not s.spooled)
+                if unspooled >= MAX_UNSPOOLED:
+                    self._settings.log.warning(
+                        "richprogress: the spawn of %s/%s (id %s) is not durable and %d others wait "
+                        "in memory already; only the server's last spawn is kept, in memory",
+                        spawn.key[0],
+                        spawn.key[1],
+                        spawn.uid,
+                        unspooled,
+                    )
+                    return
             self._queue.append(spawn)
+        if not spawn.spooled and self._spool is not None:
+            self._settings.log.warning(
+                "richprogress: the spawn of %s/%s (id %s) is not durable: the spool %s could not "
+                "take it (the log says why); it waits in memory only and is spooled when there is room",
+                spawn.key[0],
+                spawn.key[1],
+                spawn.uid,
+                self._spool.path,
+            )
         since = self._writing_since
         if since is not None and time.monotonic() - since > STALLED_SECONDS:
-            self._waits(spawn, f"the database has not answered for {time.monotonic() - since:.0f} s")
+            self._waits(
+                spawn, f"the database has not answered for {time.monotonic() - since:.0f} s"
+            )
         self._thread.submit(self.drain)
+
+    def _respool(self) -> None:
+        """Spool the queued spawns that could not be spooled before, oldest first; stop at
+        the first the spool still cannot take (on the spool thread)."""
+        if self._spool is None:
+            return
+        with self._queue_lock:
+            pending = [s for s in self._queue if not s.spooled and not s.done]
+        for spawn in pending:
+            if spawn.done:
+                continue
+            if not self._spool.append(spawn.uid, spawn.snap, retry=True):
+                return
+            with self._queue_lock:
+                spawn.spooled = True
+                done = spawn.done
+            if done:  # stored meanwhile: the line is not needed (see _stored)
+                self._spool.stored(spawn.uid)
+            self._settings.log.info(
+                "richprogress: the spawn of %s/%s (id %s) is durable now, in the spool %s",
+                spawn.key[0],
+                spawn.key[1],
+                spawn.uid,
+                self._spool.path,
+            )
 
     def _waits(self, spawn: Waiting, why: str) -> None:
         """Count and log a spawn that the database does not take at once (once per spawn)."""
@@ -176,10 +252,19 @@ class SpawnWriter:
             return
         spawn.waited = True
         count_spool_event("waiting")
-        where = f"in the spool {self._spool.path}" if self._spool is not None and spawn.spooled else "in memory only"
+        where = (
+            f"in the spool {self._spool.path}"
+            if self._spool is not None and spawn.spooled
+            else "in memory only (not durable)"
+        )
         self._settings.log.warning(
             "richprogress: the spawn of %s/%s (id %s) waits %s: %s; %d spawns wait",
-            spawn.key[0], spawn.key[1], spawn.uid, where, why, len(self._queue),
+            spawn.key[0],
+            spawn.key[1],
+            spawn.uid,
+            where,
+            why,
+            len(self._queue),
         )
 
     # -- the database thread ----------------------------------------------------------------
@@ -202,7 +287,6 @@ class SpawnWriter:
             with self._queue_lock:
                 if self._queue and self._queue[0] is spawn:
                     self._queue.popleft()
-                    self._unspooled -= 0 if spawn.spooled else 1
             stored += 1
 
     def write_now(self, key: ServerKey, snap: dict[str, Any]) -> int | None:
@@ -221,9 +305,14 @@ class SpawnWriter:
                 spawn.row = {**build_row(spawn.snap), "spawn_uid": spawn.uid}
             except Exception:  # a snapshot that cannot be stored must not hold up the rest
                 self._settings.log.exception(
-                    "richprogress: cannot store the spawn %s of %s/%s; dropped", spawn.uid, *spawn.key
+                    "richprogress: cannot store the spawn %s of %s/%s; dropped",
+                    spawn.uid,
+                    *spawn.key,
                 )
                 self._stored(spawn, None)
+                # nor stay in memory, where every read of that server would fail on it:
+                # ``written`` with an id lets it go
+                self._memory.written(spawn.key, spawn.snap, {}, -1)
                 return -1
         row = spawn.row
         self._writing_since = time.monotonic()  # connecting may hang too (a stalled server)
@@ -281,8 +370,10 @@ class SpawnWriter:
         count_spool_event("refused")
         self._settings.log.error(
             "richprogress: the spawn history database refused the spawn %s of %s/%s; it is not stored",
-            spawn.uid, *spawn.key,
+            spawn.uid,
+            *spawn.key,
         )
+        spawn.done = True  # before the spool hears of it (see _respool)
         if spawn.row is not None:
             self._memory.written(spawn.key, spawn.snap, spawn.row, None)
         if self._spool is not None:
@@ -291,10 +382,15 @@ class SpawnWriter:
 
     @staticmethod
     def _existing(conn: Connection, uid: str) -> int | None:
-        found = conn.execute(select(spawns_table.c.id).where(spawns_table.c.spawn_uid == uid)).scalar()
+        found = conn.execute(
+            select(spawns_table.c.id).where(spawns_table.c.spawn_uid == uid)
+        ).scalar()
         return int(found) if found is not None else None
 
     def _stored(self, spawn: Waiting, new_id: int | None, inserted: bool = False) -> None:
+        # done before the spool hears of it: a spawn the spool thread spools meanwhile
+        # (``_respool``) is then told stored by that thread, one way or the other
+        spawn.done = True
         if self._spool is not None:
             self._spool.stored(spawn.uid)
         if spawn.waited and inserted:
@@ -312,6 +408,7 @@ class SpawnWriter:
 
     def _retry_now(self) -> None:
         try:
+            self._spool_thread.submit(self._respool)
             self._thread.submit(self.drain)
         except RuntimeError:  # closed meanwhile
             pass
@@ -364,13 +461,33 @@ class SpawnWriter:
         self.wait_spooled(timeout)
         self.after_writes(lambda: None).result(max(0.0, deadline - time.monotonic()))
 
-    def close(self) -> None:
-        """Finish the queued writes and stop both threads (what still waits stays in the
-        spool for the next start)."""
+    def close(self, timeout: float = STOP_SECONDS) -> None:
+        """Stop both threads, waiting at most ``timeout`` seconds for the writes queued so
+        far; spool what is not durable yet. What the database did not take stays in the
+        spool for the next start; the spool is cut when it holds nothing else."""
+        if self._closed:
+            return
         self._closed = True
         if self._retry is not None:
             self._retry.cancel()
-        self._spool_thread.shutdown(wait=True)
-        self._thread.shutdown(wait=True)
+        deadline = time.monotonic() + timeout
+        try:
+            self._spool_thread.submit(self._respool)
+        except RuntimeError:
+            pass
+        self._spool_thread.shutdown(timeout)
+        if not self._thread.shutdown(max(0.0, deadline - time.monotonic())):
+            with self._queue_lock:
+                spooled = sum(1 for s in self._queue if s.spooled and not s.done)
+                lost = sum(1 for s in self._queue if not s.spooled and not s.done)
+            self._settings.log.warning(
+                "richprogress: the spawn history database did not finish its writes within %.1f s "
+                "of the stop; %d finished spawns wait in the spool %s for the next start, %d "
+                "were not durable and are lost",
+                timeout,
+                spooled,
+                self._spool.path if self._spool is not None else "(none)",
+                lost,
+            )
         if self._spool is not None:
             self._spool.close()

@@ -106,9 +106,11 @@ def test_the_spool_sits_beside_the_sqlite_file_and_is_cut_once_all_is_stored(
     end_spawn(store, server="a")
     store.flush()
     assert len(rows(tmp_path)) == 1
-    line = (tmp_path / "h.spool").read_bytes()
-    assert line.count(b"\n") == 1  # stored; the file is cut when it is big, or at close
-    monkeypatch.setattr(spool_module, "CUT_BYTES", 2 * len(line))
+    held = (tmp_path / "h.spool").read_bytes()
+    # the spawn's line and the line that says it is stored; the file is cut when it is
+    # big, or at close
+    assert held.count(b"\n") == 2 and held.endswith(b'"stored":"' + rows(tmp_path)[0][2].encode() + b'"}\n')
+    monkeypatch.setattr(spool_module, "CUT_BYTES", len(held) + 1)
     end_spawn(store, server="b")
     store.flush()
     assert (tmp_path / "h.spool").read_bytes() == b""  # past CUT_BYTES, all stored: cut
@@ -141,8 +143,15 @@ def test_spawns_left_in_the_spool_are_stored_at_start_in_order_and_once(
         ("alice", "stored-already"), ("alice", "one"), ("alice", "two"),
     ]
     assert [uid for _, _, uid in rows(tmp_path)] == [stored_uid, "u-1", "u-2"]
-    assert any("its last line (" in m and "was cut short; skipped" in m for m in messages(caplog))
-    assert spool.read_bytes().count(b"\n") == 3  # the cut tail is gone at once
+    rejected = tmp_path / "h.spool.rejected"
+    assert any(
+        "its last line (28 bytes) was cut short; set aside in " + str(rejected) in m for m in messages(caplog)
+    )
+    assert rejected.read_bytes() == b'{"v": 1, "uid": "u-3", "snap\n'
+    # the cut tail is gone: the three spawns' lines, then the lines saying they are stored
+    held = spool.read_bytes().splitlines()
+    assert len(held) == 6 and b'"u-3"' not in spool.read_bytes() and spool.read_bytes().endswith(b"\n")
+    assert held[3:] == [b'{"v":1,"stored":"%s"}' % uid.encode() for uid in (stored_uid, "u-1", "u-2")]
     store.close()
     assert spool.read_bytes() == b""  # all stored: cut to nothing
     assert spool_events.count("skipped") == 1
