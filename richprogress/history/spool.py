@@ -107,7 +107,7 @@ def decode(line: bytes) -> SpooledSpawn | str:
     """A spool line back as a spawn, or the id of a ``stored`` line (``ValueError`` when it
     is neither; a line nested too deep for the parser is one)."""
     try:
-        data = json.loads(line)
+        data = json.loads(line.decode("utf-8"))
     except RecursionError:
         raise ValueError("it is nested too deep") from None
     if isinstance(data, dict) and isinstance(data.get("stored"), str) and "snapshot" not in data:

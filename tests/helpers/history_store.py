@@ -11,7 +11,8 @@ Fixtures (a test module takes them as ``clock = history_store.clock`` and so on)
 Spawns: ``end_spawn(store, user=..., outcome=..., started=..., seconds=...)`` ends a real
 ``SpawnTimeline`` through ``spawn_events.spawn_ended`` as the spawner ends it, filled with
 ``image_not_found_records()`` (what the real formatter made of
-``tests/data/image-not-found.events.json``), from ``fake_spawner(user, server, profile)``.
+``tests/data/image-not-found.events.json``), from ``fake_spawner(user, server, profile)``;
+``spool_line(uid, server, user)``: the spool line the writer writes for such a spawn.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import pytest
 import sqlalchemy as sa
 
 from richprogress.history import SpawnHistory
+from richprogress.history.rows import snapshot
+from richprogress.history.spool import encode
 from richprogress.model.timeline import SpawnTimeline
 from richprogress.stream import spawn_end as spawn_events
 from richprogress.wording.formatter import EventFormatter
@@ -157,3 +160,13 @@ def end_spawn(
     finally:
         unsubscribe()
     return timeline
+
+
+def spool_line(uid: str, server: str = "", user: str = "alice") -> bytes:
+    """A spool line as the writer writes it, for a failed spawn of ``user``'s ``server``."""
+    finished = T0 + timedelta(seconds=30)
+    timeline = SpawnTimeline(server_name=server, started_at=T0, clock=lambda: finished)
+    for record in image_not_found_records():
+        timeline.add(record)
+    timeline.finish("failed", "")
+    return encode(uid, snapshot(spawn_events.SpawnEnd(fake_spawner(user, server), timeline, "failed")))

@@ -11,7 +11,6 @@ import logging
 import re
 import subprocess
 from collections.abc import Callable, Iterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,9 @@ from traitlets import TraitError
 
 from richprogress.history import SpawnHistory, count_spool_with
 from richprogress.history.database import journal_mode_for, make_engine, mount_fstype
-from richprogress.history.rows import snapshot
-from richprogress.history.spool import SPOOL_EVENTS, encode
-from richprogress.model.timeline import SpawnTimeline
-from richprogress.stream.spawn_end import SpawnEnd
+from richprogress.history.spool import SPOOL_EVENTS
 from tests.helpers.fault_cases import chattr_works
-from tests.helpers.history_store import T0, Clock, end_spawn, fake_spawner, image_not_found_records
+from tests.helpers.history_store import Clock, end_spawn, spool_line
 
 
 @pytest.fixture
@@ -70,16 +66,6 @@ def rows(tmp_path: Path, name: str = "h.sqlite") -> list[tuple[str, str, str]]:
         found = conn.execute(sa.text("SELECT user_name, server_name, spawn_uid FROM richprogress_spawns ORDER BY id")).all()
     engine.dispose()
     return [tuple(r) for r in found]
-
-
-def spool_line(uid: str, server: str) -> bytes:
-    """A spool line as the writer writes it, for a failed spawn of alice's ``server``."""
-    finished = T0 + timedelta(seconds=30)
-    timeline = SpawnTimeline(server_name=server, started_at=T0, clock=lambda: finished)
-    for record in image_not_found_records():
-        timeline.add(record)
-    timeline.finish("failed", "")
-    return encode(uid, snapshot(SpawnEnd(fake_spawner("alice", server), timeline, "failed")))
 
 
 def until(done: Callable[[], bool], seconds: float = 20.0) -> None:
