@@ -22,9 +22,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from richprogress.kube.pod_status import STATUS_COMPONENT, status_event
+from richprogress.kube.pod_status import STATUS_COMPONENT, FailedTermination, status_event
 from richprogress.story.container_log import MAX_BYTES, MAX_LINES, ContainerLog, container_log
-from richprogress.wording.log_causes import LogCause
+from richprogress.wording.log_causes import LogCause, read_log_cause
+from richprogress.wording.redaction import redact
 
 log = logging.getLogger("richprogress")
 
@@ -45,7 +46,9 @@ def _statuses(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [s for s in found or [] if isinstance(s, Mapping)]
 
 
-def log_target(pod: Mapping[str, Any] | None, preferred: str = "notebook") -> tuple[str, bool] | None:
+def log_target(
+    pod: Mapping[str, Any] | None, preferred: str = "notebook"
+) -> tuple[str, bool] | None:
     """``(container, restarted)`` whose log tells why the pod failed, or None when no
     container has run (nothing to read). ``restarted``: it ran before its latest run, so
     an empty latest run can be told by the one before (``previous``)."""
@@ -60,8 +63,14 @@ def log_target(pod: Mapping[str, Any] | None, preferred: str = "notebook") -> tu
             continue
         state = _mapping(status.get("state"))
         last = _mapping(status.get("lastState"))
-        ended = [t for t in (_mapping(state.get("terminated")), _mapping(last.get("terminated"))) if t]
-        if ended and "running" not in state and all(t.get("reason") in NEVER_STARTED for t in ended):
+        ended = [
+            t for t in (_mapping(state.get("terminated")), _mapping(last.get("terminated"))) if t
+        ]
+        if (
+            ended
+            and "running" not in state
+            and all(t.get("reason") in NEVER_STARTED for t in ended)
+        ):
             continue  # the runtime could not start its command: it never wrote a line
         restarted = "terminated" in last or _count(status.get("restartCount")) > 0
         if "terminated" in state or restarted:
@@ -79,25 +88,52 @@ def still_running(pod: Mapping[str, Any] | None, container: str) -> bool:
     return False
 
 
-def log_cause_event(pod: Mapping[str, Any], container: str, cause: LogCause, when: str | None) -> dict[str, Any]:
+def log_cause_event(
+    pod: Mapping[str, Any], container: str, cause: LogCause, when: str | None
+) -> dict[str, Any]:
     """The event (core/v1 shape, reason ``ServerLog``) saying which cause ``container``'s
-    log names: ``Container <name> log says <kind> (<subject>): <the line>``, the shape the
-    default rules read. One per pod and container (its uid): a second failure's read of
-    the same pod updates it."""
+    log names: ``Container <name> log says <kind> (<subject>)``, the shape the default rules
+    read. The cause's class and its decisive word only, redacted: the line itself is the
+    container's text, which only the viewers ``show_container_log`` names may read (in the
+    log block), while every viewer of the timeline reads its events. One per pod and
+    container (its uid): a second failure's read of the same pod updates it."""
     metadata = _mapping(pod.get("metadata"))
     pod_uid = str(metadata.get("uid") or "")
-    subject = f" ({cause.subject})" if cause.subject else ""
+    subject = f" ({redact(cause.subject)})" if cause.subject else ""
     return status_event(
         metadata,
         uid=f"{pod_uid}.{container}.log-cause",
         name=f"{metadata.get('name')}.{container}.log-cause",
         event_type="Warning",
         reason="ServerLog",
-        message=f"Container {container} log says {cause.kind}{subject}: {cause.line}",
+        message=f"Container {container} log says {cause.kind}{subject}",
         count=1,
         when=when,
         component=STATUS_COMPONENT,
         field_path=f"spec.containers{{{container}}}",
+    )
+
+
+def termination_message_log(
+    pod: Mapping[str, Any], failed: FailedTermination
+) -> tuple[ContainerLog, dict[str, Any] | None]:
+    """A container's own termination message (``pod_status.own_termination_messages``)
+    through the gate for the container's text: its kept form (cut, cleaned, redacted) for
+    the log block, and the ``ServerLog`` event naming the cause it names, by its class and
+    decisive word (None when it names none)."""
+    terminated = failed.terminated
+    kept = container_log(
+        failed.container,
+        failed.previous_run,
+        str(terminated.get("message") or ""),
+        source="termination message",
+    )
+    cause = read_log_cause(kept["lines"], listening=False)
+    if cause is None:
+        return kept, None
+    when = terminated.get("finishedAt") or terminated.get("startedAt")
+    return kept, log_cause_event(
+        pod, failed.container, cause, when if isinstance(when, str) else None
     )
 
 
@@ -124,7 +160,9 @@ async def read_container_log(
     ``story.container_log`` says. None when it cannot be read within ``timeout`` seconds
     (both reads together) or the API refuses: logged, never raised."""
     try:
-        return await asyncio.wait_for(_read(api, namespace, pod_name, container, restarted, timeout), timeout)
+        return await asyncio.wait_for(
+            _read(api, namespace, pod_name, container, restarted, timeout), timeout
+        )
     except asyncio.TimeoutError:
         log.warning(
             "richprogress: the log of %s/%s (container %s) took over %g s to read; the failure goes on without it",
@@ -154,7 +192,9 @@ def _say_forbidden() -> None:
     )
 
 
-async def _read(api: Any, namespace: str, pod_name: str, container: str, restarted: bool, timeout: float) -> ContainerLog:
+async def _read(
+    api: Any, namespace: str, pod_name: str, container: str, restarted: bool, timeout: float
+) -> ContainerLog:
     data = await _fetch(api, namespace, pod_name, container, False, timeout)
     previous = False
     if not data.strip() and restarted:
@@ -163,9 +203,36 @@ async def _read(api: Any, namespace: str, pod_name: str, container: str, restart
             previous = True
         except LogRefused:
             pass  # no run before it the kubelet still has: the latest run's (empty) log
+    data, shortened = await _tail_that_fits(
+        api, namespace, pod_name, container, previous, timeout, data
+    )
     text = data[:READ_BYTES].decode("utf-8", "replace")
-    filled = len(data) >= READ_BYTES or text.count("\n") >= MAX_LINES
+    filled = shortened or len(data) >= READ_BYTES or text.count("\n") >= MAX_LINES
     return container_log(container, previous, text, maybe_more=filled)
+
+
+async def _tail_that_fits(
+    api: Any,
+    namespace: str,
+    pod_name: str,
+    container: str,
+    previous: bool,
+    timeout: float,
+    data: bytes,
+) -> tuple[bytes, bool]:
+    """The last lines that fit in ``READ_BYTES``, and whether fewer were asked for than
+    ``MAX_LINES``. ``limitBytes`` keeps the *start* of the asked tail, so one very long line
+    (a JSON blob, a minified bundle) among the last ``MAX_LINES`` used to push the lines
+    after it, the ones that say why, out of the answer: half as many lines are asked for
+    until the answer is no longer cut (40, 20, 10, 5, 2, then 1, whose start is kept: at
+    most six reads of at most ``READ_BYTES`` each, within the read's one deadline)."""
+    lines = MAX_LINES
+    while len(data) >= READ_BYTES and lines > 1:
+        lines = max(1, lines // 2)
+        data = await _fetch(
+            api, namespace, pod_name, container, previous, timeout, tail_lines=lines
+        )
+    return data, lines < MAX_LINES
 
 
 class LogRefused(Exception):
@@ -176,7 +243,15 @@ class LogRefused(Exception):
         self.status = status
 
 
-async def _fetch(api: Any, namespace: str, pod_name: str, container: str, previous: bool, timeout: float) -> bytes:
+async def _fetch(
+    api: Any,
+    namespace: str,
+    pod_name: str,
+    container: str,
+    previous: bool,
+    timeout: float,
+    tail_lines: int = MAX_LINES,
+) -> bytes:
     # the raw answer (_preload_content=False): the client would otherwise json.loads a
     # log that happens to be JSON (a JSON logger's one line) and hand back a dict
     response = await api.read_namespaced_pod_log(
@@ -184,7 +259,7 @@ async def _fetch(api: Any, namespace: str, pod_name: str, container: str, previo
         namespace,
         container=container,
         previous=previous,
-        tail_lines=MAX_LINES,
+        tail_lines=tail_lines,
         limit_bytes=READ_BYTES,
         _request_timeout=timeout,
         _preload_content=False,
@@ -195,4 +270,3 @@ async def _fetch(api: Any, namespace: str, pod_name: str, container: str, previo
         return bytes(await response.read())
     finally:
         response.release()
-

@@ -42,6 +42,7 @@ from richprogress.kube.container_log import (
     log_target,
     read_container_log,
     still_running,
+    termination_message_log,
 )
 from richprogress.kube.event_index import POD, PVC, EventIndex
 from richprogress.kube.followed import (
@@ -55,7 +56,11 @@ from richprogress.kube.followed import (
     watch_followed,
     watch_related,
 )
-from richprogress.kube.pod_status import STATUS_COMPONENT, container_terminations
+from richprogress.kube.pod_status import (
+    STATUS_COMPONENT,
+    container_terminations,
+    own_termination_messages,
+)
 from richprogress.kube.pod_steps import PodSteps, step_record
 from richprogress.kube.reflectors import IndexedEventReflector, IndexedPodReflector
 from richprogress.kube.stale_events import StaleEventFilter
@@ -330,6 +335,8 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
     _rp_subscribed: list[EventIndex] | None = None
     #: container terminations made into records this spawn: uid -> (count, first time)
     _rp_terminations: dict[str, tuple[int, Any]] | None = None
+    #: (container, termination count) whose own termination message was read this spawn
+    _rp_termination_texts: set[tuple[str, int]] | None = None
     #: which followed objects' and related events are this spawn's
     _rp_follow: FollowedEventFilter | None = None
     #: with events off (``events_enabled = False``), the steps the pod's status shows
@@ -342,6 +349,7 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
         self._rp_sub = sub
         self._rp_filter = StaleEventFilter(timeline.started_at, skew=self.event_clock_skew)
         self._rp_terminations = {}
+        self._rp_termination_texts = set()
         self._rp_subscribed = []
         self._rp_follow = FollowedEventFilter(timeline.started_at, skew=self.event_clock_skew)
         self._rp_pod_steps = None if self.events_enabled else PodSteps()
@@ -415,6 +423,33 @@ class RichKubeSpawner(RichProgressMixin, KubeSpawner):
                 event["firstTimestamp"] = previous[1]  # when it first happened
             seen[uid] = (event["count"], event["firstTimestamp"])
             changed |= await self._rp_add_event(timeline, broadcast, event)
+        return await self._rp_keep_termination_messages(timeline, broadcast, pod) or changed
+
+    async def _rp_keep_termination_messages(
+        self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, pod: Mapping[str, Any]
+    ) -> bool:
+        """Each new termination message a container wrote itself, through the gate for the
+        container's text: kept (redacted) as the spawn's container log until a log read
+        replaces it, for the viewers ``show_container_log`` names; and the cause it names,
+        by its class and decisive word, as an event every viewer reads."""
+        seen = self._rp_termination_texts
+        if seen is None:
+            seen = self._rp_termination_texts = set()
+        changed = False
+        for failed in own_termination_messages(pod):
+            if (failed.container, failed.times) in seen:
+                continue
+            seen.add((failed.container, failed.times))
+            kept, event = termination_message_log(pod, failed)
+            current = timeline.container_log
+            if self.show_container_log != "nobody" and (
+                current is None
+                or (current.get("source") == "termination message"
+                    and failed.container in (current.get("container"), "notebook"))
+            ):  # fmt: skip
+                timeline.container_log = dict(kept)
+            if event is not None:
+                changed |= self._rp_add_record(timeline, broadcast, await self._rp_format(event))
         return changed
 
     def _rp_handle_now(self, timeline: SpawnTimeline, broadcast: TimelineBroadcast, source: str, obj: Mapping[str, Any]) -> bool | None:

@@ -1,14 +1,20 @@
 """The container's last words, as a spawn keeps them: the last lines of the failing
-container's log, bounded and redacted once when read, who may see them, and how the
-plain-text report says them.
+container's log (or, when no log could be read, the termination message it left), bounded
+and redacted once when read, who may see them, and how the plain-text report says them.
+
+This is the one gate for text from inside the container: it may hold anything the server
+printed, so it is redacted here and shown only to the viewers ``show_container_log``
+names (``may_see``). Everyone else reads what the story makes of it (the cause's class and
+its decisive word, ``wording.log_causes``), never a line.
 
 The shape (kept with the live timeline and in the stored spawn's payload)::
 
-    {"container": "notebook", "previous": true, "lines": ["...", ...], "truncated": false}
+    {"container": "notebook", "previous": true, "lines": ["...", ...], "truncated": false,
+     "source": "log"}
 
 ``previous``: the lines are those of the container's run before its restart (what a
 crash loop's last crash said); ``truncated``: earlier lines of the log (or the end of a
-very long line) are not among ``lines``.
+very long line) are not among ``lines``; ``source``: ``log`` or ``termination message``.
 """
 
 from __future__ import annotations
@@ -30,10 +36,21 @@ ShowSetting = Literal["owner", "admins", "nobody"]
 SHOW_SETTINGS: tuple[ShowSetting, ...] = ("owner", "admins", "nobody")
 DEFAULT_SHOW: ShowSetting = "owner"
 
+#: where the lines come from: the container's log, or the termination message it left
+#: (``terminationMessagePath``, or its log tail under ``FallbackToLogsOnError``)
+LogSource = Literal["log", "termination message"]
+LOG_SOURCES: tuple[LogSource, ...] = ("log", "termination message")
+
 # colours and cursor moves of terminal-minded loggers, and every other control character
-# but the tab: they mean nothing on a page and could drive an admin's terminal
+# but the tab: they mean nothing on a page and could drive an admin's terminal. Also the
+# invisible format characters: bidi embeddings, overrides and isolates (U+202A-U+202E,
+# U+2066-U+2069: a U+202E shows a line's end reversed, "exe.txt" for "txt.exe") and the
+# zero-width ones (a zero-width space between a secret's name and its "=" hid it from
+# redaction)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_CONTROLS = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]"
+)
 
 
 class ContainerLog(TypedDict):
@@ -43,6 +60,7 @@ class ContainerLog(TypedDict):
     previous: bool
     lines: list[str]
     truncated: bool
+    source: LogSource
 
 
 def clean_text(text: str) -> str:
@@ -57,7 +75,14 @@ def _cut(line: str) -> str:
     return line[:MAX_LINE_CHARS] + "..." if len(line) > MAX_LINE_CHARS else line
 
 
-def container_log(container: str, previous: bool, text: str, *, maybe_more: bool = False) -> ContainerLog:
+def container_log(
+    container: str,
+    previous: bool,
+    text: str,
+    *,
+    maybe_more: bool = False,
+    source: LogSource = "log",
+) -> ContainerLog:
     """The kept form of a container's log ``text``: its last lines, within ``MAX_LINES``
     and ``MAX_BYTES``, each cleaned and redacted. ``maybe_more``: the reader knows the
     answer was cut (it filled the asked tail or byte limit)."""
@@ -78,7 +103,13 @@ def container_log(container: str, previous: bool, text: str, *, maybe_more: bool
             break
         kept.append(line)
     kept.reverse()
-    return {"container": str(container)[:253], "previous": bool(previous), "lines": kept, "truncated": truncated}
+    return {
+        "container": str(container)[:253],
+        "previous": bool(previous),
+        "lines": kept,
+        "truncated": truncated,
+        "source": source,
+    }
 
 
 def stored_container_log(value: Any) -> ContainerLog | None:
@@ -86,7 +117,9 @@ def stored_container_log(value: Any) -> ContainerLog | None:
     older or edited row may hold anything); None when there is none."""
     if not isinstance(value, dict) or not isinstance(value.get("lines"), list):
         return None
-    given = [line.replace("\n", " ") for line in value["lines"][-MAX_LINES:] if isinstance(line, str)]
+    given = [
+        line.replace("\n", " ") for line in value["lines"][-MAX_LINES:] if isinstance(line, str)
+    ]
     # one pass over them all, as when they were read (pages call this on each view)
     lines = [_cut(line) for line in clean_text("\n".join(given)).split("\n")] if given else []
     return {
@@ -94,6 +127,7 @@ def stored_container_log(value: Any) -> ContainerLog | None:
         "previous": value.get("previous") is True,
         "lines": lines,
         "truncated": value.get("truncated") is True or len(value["lines"]) > MAX_LINES,
+        "source": "termination message" if value.get("source") == "termination message" else "log",
     }
 
 
@@ -122,7 +156,12 @@ def log_heading(log: ContainerLog) -> str:
     are left out."""
     run = "its run before the last restart" if log["previous"] else "its last run"
     cut = ", earlier lines left out" if log["truncated"] else ""
-    return f"Last lines of the server's log (container {log['container'] or '?'}, {run}{cut}, secrets redacted)"
+    what = (
+        "The message the server left as it stopped"
+        if log.get("source") == "termination message"
+        else ("Last lines of the server's log")
+    )
+    return f"{what} (container {log['container'] or '?'}, {run}{cut}, secrets redacted)"
 
 
 def report_lines(log: ContainerLog | None, heading: str | None = None) -> list[str]:

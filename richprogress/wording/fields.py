@@ -4,7 +4,8 @@ Reads whatever dict we are given (a core/v1 Event as the API returns it, kubespa
 custom ``{"message": ...}`` events, or junk) once, into a ``Reading``: the raw values the
 formatter's record cache looks records up by, and from them a ``Fields`` tuple of plain
 values: strings are ``str`` (never None, never holding lone surrogates), timestamps are
-ISO 8601 UTC ending in ``Z``, the count is an int >= 1. It never raises.
+ISO 8601 UTC ending in ``Z``, the count is an int >= 1, and what looks like a secret in
+the message is redacted (``wording.redaction``). It never raises.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, NamedTuple
 
 from richprogress.model.display import clean_str
 from richprogress.model.times import iso_utc, iso_z_match
+from richprogress.wording.redaction import redact
 
 # Index of each rule match field inside ``Fields.match_values``. Rules compile their
 # patterns against these indexes once, so matching reads a tuple instead of a dict.
@@ -116,7 +118,9 @@ def _time(value: Any) -> str | None:
     return iso_utc(value)
 
 
-def _times(get: Any, series: dict[str, Any], metadata: dict[str, Any]) -> tuple[str | None, str | None]:
+def _times(
+    get: Any, series: dict[str, Any], metadata: dict[str, Any]
+) -> tuple[str | None, str | None]:
     """(timestamp, first_timestamp) of an event: the last time is series.lastObservedTime,
     else lastTimestamp, eventTime, firstTimestamp; the first is firstTimestamp, else
     eventTime; creationTimestamp stands in for either when nothing else is set."""
@@ -258,7 +262,9 @@ def _read_carefully(event: Any) -> Reading:
     series = get("series")
     series = _as_dict(series) if series is not None else _NO_DICT
     component = get("reportingComponent")
-    source_component = None if type(component) is str and component else _as_dict(get("source")).get("component")
+    source_component = (
+        None if type(component) is str and component else _as_dict(get("source")).get("component")
+    )
     key = (
         get("message"),
         get("type"),
@@ -271,7 +277,9 @@ def _read_carefully(event: Any) -> Reading:
     )
     timestamp, first_timestamp = _times(get, series, metadata)
     uid = _text(metadata.get("uid"))
-    fields = _clean(key, involved.get("name"), uid, timestamp, first_timestamp, _count(get("count"), series))[0]
+    fields = _clean(
+        key, involved.get("name"), uid, timestamp, first_timestamp, _count(get("count"), series)
+    )[0]
     if not uid:
         # Only fields that stay the same when the event repeats (count and last time change).
         uid = digest_id(
@@ -306,7 +314,12 @@ def _container(field_path: str) -> str | None:
 
 
 def _clean(
-    key: tuple[Any, ...], name: Any, uid: str, timestamp: str | None, first_timestamp: str | None, count: int
+    key: tuple[Any, ...],
+    name: Any,
+    uid: str,
+    timestamp: str | None,
+    first_timestamp: str | None,
+    count: int,
 ) -> tuple[Fields, bool]:
     """``Fields`` from the raw values of a ``Reading``, and whether they were all plain
     (str or None). Cleans as ``_text`` does: None is "", plain ASCII is kept, other text is
@@ -359,12 +372,17 @@ def _clean(
         if not component:
             component = _text(source_component)
     elif not component:
-        component = source_component if source_component.isascii() else clean_str(source_component) or ""
+        component = (
+            source_component if source_component.isascii() else clean_str(source_component) or ""
+        )
     container = _container(field_path) if field_path else None
     type_ = type_ or "Custom"
     combined = message.startswith(COMBINED_PREFIX)
     if combined:
         message = message[len(COMBINED_PREFIX) :]
+    # every viewer of the timeline reads it, and a kubelet hook's error quotes the hook's
+    # output: secrets out before any rule, record, page or store sees it
+    message = redact(message)
     fields = _new_tuple(
         Fields,
         (
@@ -389,7 +407,7 @@ def _clean(
 
 def normalize_message(message: Any, *, id: str | None = None, timestamp: Any = None) -> Fields:
     """``Fields`` for a progress message that is not a Kubernetes event (type ``Custom``)."""
-    text = clean_str(message) or ""
+    text = redact(clean_str(message) or "")
     stamp = iso_utc(timestamp) if timestamp is not None else None
     ident = clean_str(id) or digest_id("custom", stamp, text)
     return Fields(

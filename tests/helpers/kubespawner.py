@@ -32,8 +32,10 @@ CONTRACT_KEYS = {
 
 
 @asynccontextmanager
-async def rich_cluster(tmp_path: Path, speed: float = 50.0) -> AsyncIterator[Any]:
-    async with running_cluster(tmp_path, speed=speed) as cluster:
+async def rich_cluster(tmp_path: Path, speed: float = 50.0, **options: Any) -> AsyncIterator[Any]:
+    """A simulated cluster (``options`` as ``SimulatedCluster`` takes them) that KubeSpawner
+    reaches by its default configuration; the spawners' reflectors stopped at the end."""
+    async with running_cluster(tmp_path, speed=speed, **options) as cluster:
         import kubernetes_asyncio.config.kube_config as kube_config
 
         previous = kube_config.KUBE_CONFIG_DEFAULT_LOCATION

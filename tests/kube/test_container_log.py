@@ -112,6 +112,24 @@ async def test_a_crashing_container_s_last_lines_are_kept_redacted(tmp_path):
         await spawner.stop(now=True)
 
 
+async def test_a_megabyte_line_does_not_push_the_lines_after_it_out(tmp_path):
+    # limitBytes keeps the start of the asked tail: a 1 MB JSON line printed before the
+    # traceback once filled the whole answer, and the traceback, which says why, was lost
+    blob = '{"config": "' + "x" * 1_000_000 + '"}\n'
+    async with rich_cluster(tmp_path, 50) as cluster:
+        spawner = make_spawner(cluster, "alice", "out-of-memory", start_timeout=3)
+        async with crashing_container(cluster, spawner.pod_name, blob + TRACEBACK) as runs:
+            _events, error = await spawn(spawner)
+        assert error is not None and runs
+        kept = spawner.spawn_timeline.container_log
+        assert kept is not None and kept["truncated"] is True
+        assert kept["lines"][-1] == "RuntimeError: could not reach the hub at http://hub:8081/hub/api?token=[redacted]"
+        assert len(kept["lines"]) == 5 and kept["lines"][0].endswith("JUPYTERHUB_API_TOKEN=[redacted]")
+        # half as many lines asked for until the answer was no longer cut
+        assert [path.split("tailLines=")[1].split("&")[0] for path in log_reads(cluster)] == ["40", "20", "10", "5"]
+        await spawner.stop(now=True)
+
+
 async def test_nothing_is_read_for_nobody_nor_when_no_container_ran(tmp_path):
     async with rich_cluster(tmp_path, 50) as cluster:
         hidden = make_spawner(cluster, "alice", "out-of-memory", start_timeout=3, show_container_log="nobody")

@@ -44,6 +44,7 @@ from richprogress.wording.log_causes import (
     log_cause_sentence,
     read_log_cause,
 )
+from richprogress.wording.redaction import redact
 from tests.helpers.paths import DATA
 
 LISTENING_KINDS = ("localhost-only", "wrong-port")
@@ -164,7 +165,9 @@ def test_each_cause_is_worded_by_its_own_rule(entry: dict[str, Any]) -> None:
         return  # nothing named: no event is made
     record = formatted(found)
     assert record["rule"] == f"log-{found.kind}"
-    assert record["message"] == log_cause_sentence(found.kind, found.subject)
+    # the decisive word reaches every viewer: redacted when it holds a secret
+    subject = redact(found.subject) if found.subject else found.subject
+    assert record["message"] == log_cause_sentence(found.kind, subject)
     assert record["severity"] == ("warning" if found.kind in MAY_KINDS else "error")
     assert record["phase"] == "starting" and record["hint"]
     assert record["object"] == {"kind": "Pod", "name": "jupyter-alice", "container": "notebook",

@@ -2,7 +2,8 @@
 
 RichKubeSpawner reads the failing container's last log lines when a spawn fails and, when
 they name a well-known cause, adds an event about the pod (``kube.container_log``): reason
-``ServerLog``, message ``Container <name> log says <kind> (<subject>): <the line>``. One rule
+``ServerLog``, message ``Container <name> log says <kind> (<subject>)`` (the line itself is
+the container's text, shown only in the log block). One rule
 per kind words it, so an admin's own rule can reword one kind, and the metrics count each
 kind by its rule's id (``log-<kind>``). A kind that only *may* explain the failure (a
 version mismatch, an unknown Python error) is a warning and not fatal: the container's
@@ -35,7 +36,7 @@ def _rule(kind: str) -> dict[str, Any]:
         "id": f"log-{kind}",
         "match": {
             "reason": r"ServerLog\Z",
-            "message": rf"Container (?P<container>\S+) log says {kind}(?: \((?P<subject>[^)]*)\))?: (?s:.*)",
+            "message": rf"Container (?P<container>\S+) log says {kind}(?: \((?P<subject>[^)]*)\))?(?:: (?s:.*))?",
         },
         "template": _words(kind, log_cause_sentence),
         "hint": _words(kind, log_cause_hint),
