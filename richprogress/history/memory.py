@@ -15,7 +15,14 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from richprogress.history.rows import SUMMARY_COLUMNS, Account, build_row, full_spawn, owned, summary_of
+from richprogress.history.rows import (
+    SUMMARY_COLUMNS,
+    Account,
+    build_row,
+    full_spawn,
+    owned,
+    summary_of,
+)
 
 __all__ = ["MemorySpawns", "ServerKey", "with_unwritten"]
 
