@@ -38,7 +38,7 @@ _PATTERNS: list[tuple[tuple[str, ...], re.Pattern[str], str]] = [
     # Authorization: Bearer xyz / Authorization: token xyz / Authorization: Basic xyz
     (
         ("authorization",),
-        re.compile(r"(?i)(\bauthorization\b[\"']?[ \t]*[:=][ \t]*[\"']?)(?:(bearer|token|basic|digest|negotiate)[ \t]+)?([^\s\"',;]+)"),
+        re.compile(r"(?i)(\bauthorization\b[\"']?[ \t]*[:=][ \t]*[\"']?)(?:(bearer|token|basic|digest|negotiate)[ \t]+|(?=[^\s\"',;]*[^A-Za-z\s\"',;]))([^\s\"',;]+)"),
         r"\1\2 " + REDACTED,
     ),
     # "api_token": "..." (JSON, any member whose name names a secret)
@@ -56,7 +56,11 @@ _PATTERNS: list[tuple[tuple[str, ...], re.Pattern[str], str]] = [
 # scanned by a pattern at every position (which costs ~0.5 us a character)
 _NAME_ENDS = ("token", "password", "passwd", "secret", "key")
 #: after ``token``: ``?token=...``, ``token: ...``, ``token:...`` too
-_TOKEN_ASSIGNED = re.compile(r"[\"']?[ \t]*[=:][ \t]*(?!\"?\[redacted\])(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;&]+)")
+#: (an unquoted value of lowercase letters only is a word, as in containerd's "failed to
+#: fetch anonymous token: unexpected status: 401", not a token)
+_TOKEN_ASSIGNED = re.compile(
+    r"[\"']?[ \t]*[=:][ \t]*(?!\"?\[redacted\])(\"[^\"\n]*\"|'[^'\n]*'|(?=[^\s\"',;&]*[^a-z\s\"',;&])[^\s\"',;&]+)"
+)
 #: ``token <value>`` (``Authorization: token ...``, "using token ..."): a value with a
 #: digit, of 8 characters or more, so "token expired" stays
 _TOKEN_WORD = re.compile(r"[ \t]+(?=[A-Za-z0-9._~+/=-]*[0-9])([A-Za-z0-9._~+/=-]{8,})")
@@ -68,6 +72,18 @@ _HEX = re.compile(r"[0-9a-fA-F]{32,}")
 # whether a line has such a run at all, in C: hex bytes to "x", the rest to " "
 _HEX_TABLE = bytes(ord("x") if chr(b) in "0123456789abcdefABCDEF" else ord(" ") for b in range(256))
 _HEX_RUN = b"x" * 32
+
+#: an image's content digest (``image@sha256:<64 hex>``, ``imageID``): it names public
+#: content, not a secret, and the page must name the image it downloads
+_DIGEST_PREFIX = "sha256:"
+
+
+def _unless_a_digest(found: re.Match[str]) -> str:
+    start = found.start()
+    if found.string[max(0, start - len(_DIGEST_PREFIX)) : start].lower() == _DIGEST_PREFIX:
+        return found.group(0)
+    return REDACTED
+
 
 _DOUBLE_SPACE = re.compile(r"(?i)(authorization\b[\"']?[ \t]*[:=][ \t]*[\"']?) \[redacted\]")
 
@@ -82,7 +98,7 @@ def redact(text: str) -> str:
     if any(word in low for word in _NAME_ENDS):
         text = _assignments(text)
     if _HEX_RUN in text.encode("utf-8", "surrogatepass").translate(_HEX_TABLE):
-        text = _HEX.sub(REDACTED, text)
+        text = _HEX.sub(_unless_a_digest, text)
     if "authorization" not in low:
         return text
     # "Authorization: [redacted]" when the header had no scheme (the group was empty)

@@ -115,13 +115,15 @@ def test_the_kept_log_is_bounded_cleaned_and_redacted() -> None:
     assert sum(len(line.encode()) + 1 for line in wide["lines"]) <= MAX_BYTES
     assert all(len(line) <= MAX_LINE_CHARS + 3 for line in wide["lines"]) and wide["truncated"]
     short = container_log("c", False, "one\ntwo\n")
-    assert short == {"container": "c", "previous": False, "lines": ["one", "two"], "truncated": False}
+    assert short == {"container": "c", "previous": False, "lines": ["one", "two"], "truncated": False,
+                     "source": "log"}
 
 
 def test_a_stored_log_is_checked_again_and_an_unreadable_one_is_none() -> None:
     assert stored_container_log(None) is None and stored_container_log({"lines": "x"}) is None
     edited = stored_container_log({"container": 7, "previous": "yes", "lines": ["a=1", 3, "X_TOKEN=abc123"]})
-    assert edited == {"container": "7", "previous": False, "lines": ["a=1", "X_TOKEN=[redacted]"], "truncated": False}
+    assert edited == {"container": "7", "previous": False, "lines": ["a=1", "X_TOKEN=[redacted]"], "truncated": False,
+                      "source": "log"}
     assert report_lines(edited)[1:] == ["  a=1", "  X_TOKEN=[redacted]"]
     assert report_lines(container_log("c", False, "")) == [
         "Last lines of the server's log (container c, its last run, secrets redacted):",
