@@ -54,7 +54,7 @@ from richprogress.history import history_for, history_for_user, timeline_of
 from richprogress.history.read_pool import Read
 from richprogress.typical.cache import default_cache, typical_for_spawner
 from richprogress.typical.statistics import Typical
-from richprogress.web.arguments import checked_name, int_argument, spawn_id
+from richprogress.web.arguments import PathNamesChecked, checked_name, int_argument, spawn_id
 from richprogress.web.urls import hub_url
 from richprogress.web.views.history import account_for, stored_spawn
 from richprogress.web.views.payloads import (
@@ -82,7 +82,7 @@ def typical_for_profile(config: Any, profile_slug: str | None) -> Typical | None
         return None
 
 
-class TimelineAPIHandler(APIHandler):
+class TimelineAPIHandler(PathNamesChecked, APIHandler):
     """The spawn timeline of one server, as JSON or as the plain-text report."""
 
     #: the answer when no ``format`` argument is given
@@ -152,7 +152,7 @@ class TimelineTextAPIHandler(TimelineAPIHandler):
     default_format = "text"
 
 
-class SpawnListAPIHandler(APIHandler):
+class SpawnListAPIHandler(PathNamesChecked, APIHandler):
     """A server's finished spawns, newest first, a page at a time."""
 
     @needs_scope("read:servers")
@@ -183,7 +183,7 @@ class SpawnListAPIHandler(APIHandler):
         self.finish(json.dumps({"spawns": spawns, "next": next_url}))
 
 
-class SpawnAPIHandler(APIHandler):
+class SpawnAPIHandler(PathNamesChecked, APIHandler):
     """One stored spawn of a named server, served as the timeline endpoint would."""
 
     @needs_scope("read:servers")

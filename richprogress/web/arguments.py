@@ -1,10 +1,18 @@
 """What the handlers read from a request, checked before it reaches the database: query
 arguments that are whole numbers within bounds, spawn ids and names from the path. Each
 mistake is a 400 naming what is wrong, never a database error (which one odd request must
-not turn into an outage for everyone)."""
+not turn into an outage for everyone).
+
+Every route's names from the path are checked before anything else runs
+(``PathNamesChecked``, before authentication and the scope check, which may query the
+hub's database by the name): a character no database keeps in text (a NUL, which
+PostgreSQL refuses; a lone surrogate, which has no UTF-8 form) is a 400 on every route,
+never a query that fails, an ERROR in the log and a store error counted.
+"""
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import Any
 
@@ -20,6 +28,39 @@ MAX_NAME = 1024
 
 #: characters no name holds: C0 and C1 controls, DEL (a NUL byte is refused by PostgreSQL)
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+#: characters no database keeps in text: NUL (PostgreSQL refuses it) and lone surrogates
+#: (no UTF-8 form; tornado refuses them in a URL already, a caller's string may hold one)
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+#: what the path's names are, in route order: every route starts with the user's name,
+#: then the server's (a spawn id after them is digits by its route)
+PATH_NAMES = ("the user name", "the server name")
+
+
+def storable_name(text: str, what: str) -> str:
+    """``text`` when a database can keep it, else a 400 naming the character."""
+    found = _UNSTORABLE.search(text)
+    if found is not None:
+        char = found.group()
+        kind = "a control character" if char == "\x00" else "a lone surrogate"
+        raise web.HTTPError(400, f"{what} holds {kind} (U+{ord(char):04X}), which no name holds")
+    return text
+
+
+class PathNamesChecked:
+    """A handler mixin: the names in the path (``PATH_NAMES``) are checked
+    (``storable_name``) before JupyterHub's own ``prepare`` (authentication) runs."""
+
+    path_args: list[str]
+
+    async def prepare(self) -> None:
+        for text, what in zip(self.path_args, PATH_NAMES, strict=False):
+            if isinstance(text, str):
+                storable_name(text, what)
+        prepared = super().prepare()  # type: ignore[misc]
+        if inspect.isawaitable(prepared):
+            await prepared
 
 
 def whole_number(text: str, name: str, low: int, high: int) -> int:

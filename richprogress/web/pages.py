@@ -29,7 +29,7 @@ from tornado import web
 from tornado.httputil import url_concat
 
 from richprogress.history import history_for
-from richprogress.web.arguments import checked_name, int_argument
+from richprogress.web.arguments import PathNamesChecked, checked_name, int_argument
 from richprogress.web.urls import static_url
 from richprogress.web.views.history import (
     failures_page_data,
@@ -45,7 +45,7 @@ NOT_FOR_YOU = (
 )
 
 
-class FailurePageHandler(BaseHandler):
+class FailurePageHandler(PathNamesChecked, BaseHandler):
     """A server's failure page from the stored spawn: ``not_running.html`` for a server
     whose spawner JupyterHub no longer holds.
 
