@@ -38,6 +38,11 @@ control character or longer than ``arguments.MAX_NAME`` (on the spawns routes), 
 400, saying which. Database work runs on the store's page reader threads within
 ``SpawnHistory.read_timeout``, never on the hub's event loop; when the database cannot
 answer (down, stalled, too slow) and memory does not hold the answer, 503 says why.
+
+A name holding a NUL or a lone surrogate is a 400 on every route before authentication
+(``arguments.PathNamesChecked``). The stored spawns a user reads are its own account's
+(``views.history.account_for``): a deleted account's of the same name, and those stored
+before accounts were, are for admins only.
 """
 
 from __future__ import annotations

@@ -92,7 +92,9 @@ def test_a_spawn_stored_before_accounts_were_is_for_admins_only(
     engine = sa.create_engine(store_url)
     with engine.connect() as conn:
         columns = {c["name"] for c in sa.inspect(conn).get_columns("richprogress_spawns")}
-        version = conn.execute(sa.text("SELECT value FROM richprogress_meta WHERE key = 'schema_version'")).scalar()
+        version = conn.execute(
+            sa.text("SELECT value FROM richprogress_meta WHERE key = 'schema_version'")
+        ).scalar()
     engine.dispose()
     assert {"user_id", "user_created"} <= columns and version == "4"
 
@@ -105,8 +107,14 @@ def test_text_no_database_keeps_is_replaced_before_the_spawn_is_stored(
     API's "\\ud800"): the spawn is stored, with U+FFFD in their place."""
     store = make_store()
     records = image_not_found_records()
-    records[-1] = {**records[-1], "message": f"The image quay.io/x{odd}y does not exist", "raw_message": f"x{odd}y"}
-    end_spawn(store, user="alice", records=records, message=f"Spawn failed: quay.io/x{odd}y", account=NEW)
+    records[-1] = {
+        **records[-1],
+        "message": f"The image quay.io/x{odd}y does not exist",
+        "raw_message": f"x{odd}y",
+    }
+    end_spawn(
+        store, user="alice", records=records, message=f"Spawn failed: quay.io/x{odd}y", account=NEW
+    )
     store.flush()
     assert store.waiting == 0
     spawn = store.last_spawn("alice", account=NEW_ACCOUNT)

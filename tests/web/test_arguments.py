@@ -36,7 +36,9 @@ class Handler(PathNamesChecked, Prepared):
         (("\udfff", "gpu", "1"), "the user name holds a lone surrogate (U+DFFF)"),
     ],
 )
-def test_a_name_no_database_keeps_is_400_before_authentication(path_args: tuple[str, ...], said: str) -> None:
+def test_a_name_no_database_keeps_is_400_before_authentication(
+    path_args: tuple[str, ...], said: str
+) -> None:
     handler = Handler(*path_args)
     with pytest.raises(web.HTTPError) as refused:
         asyncio.run(handler.prepare())
@@ -45,7 +47,9 @@ def test_a_name_no_database_keeps_is_400_before_authentication(path_args: tuple[
     assert not handler.authenticated
 
 
-@pytest.mark.parametrize("path_args", [("alice",), ("alice", ""), ("a<'&\">b", "gpu\u202e\x1b", "12"), ("\ufffd",)])
+@pytest.mark.parametrize(
+    "path_args", [("alice",), ("alice", ""), ("a<'&\">b", "gpu\u202e\x1b", "12"), ("\ufffd",)]
+)
 def test_other_names_go_on_to_authentication(path_args: tuple[str, ...]) -> None:
     handler = Handler(*path_args)
     asyncio.run(handler.prepare())

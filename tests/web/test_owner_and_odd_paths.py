@@ -60,13 +60,17 @@ def get(hub: Hub, path: str, token: str) -> requests.Response:
     ``user:`` and the name (pages take cookies, not tokens)."""
     if token.startswith("user:"):
         return hub.page(path, token.removeprefix("user:"))
-    return requests.get(hub.url + "hub/" + path, headers={"Authorization": f"token {token}"}, timeout=10)
+    return requests.get(
+        hub.url + "hub/" + path, headers={"Authorization": f"token {token}"}, timeout=10
+    )
 
 
 def store_errors(hub: Hub) -> str:
     """The store-error lines of the hub's /hub/metrics."""
     text = get(hub, "metrics", hub.tokens["admin"]).text
-    return "\n".join(line for line in text.splitlines() if line.startswith("richprogress_store_errors_total"))
+    return "\n".join(
+        line for line in text.splitlines() if line.startswith("richprogress_store_errors_total")
+    )
 
 
 def test_a_user_made_again_under_a_deleted_users_name_sees_none_of_its_failures(hub: Hub) -> None:
@@ -81,14 +85,20 @@ def test_a_user_made_again_under_a_deleted_users_name_sees_none_of_its_failures(
     hub.tokens["dora"] = again
     spawns = get(hub, "api/" + spawns_path("dora"), again)
     assert spawns.status_code == 200 and spawns.json()["spawns"] == []
-    assert get(hub, "api/" + spawns_path("dora", suffix=f"/{stored['id']}"), again).status_code == 404
+    assert (
+        get(hub, "api/" + spawns_path("dora", suffix=f"/{stored['id']}"), again).status_code == 404
+    )
     assert get(hub, "api/richprogress/users/dora/timeline", again).status_code == 404
     page = get(hub, "richprogress/failed/dora", "user:dora")
-    assert page.status_code == 200 and FAILED not in page.text and OTHER_ACCOUNT_NOTE not in page.text
+    assert (
+        page.status_code == 200 and FAILED not in page.text and OTHER_ACCOUNT_NOTE not in page.text
+    )
     assert "rp-notice" not in get(hub, "home", "user:dora").text
 
     # an admin still sees the old account's failure, and is told whose it is
-    assert [s["id"] for s in hub.api(spawns_path("dora"), "admin").json()["spawns"]] == [stored["id"]]
+    assert [s["id"] for s in hub.api(spawns_path("dora"), "admin").json()["spawns"]] == [
+        stored["id"]
+    ]
     page = hub.page("richprogress/failed/dora", "admin").text
     assert FAILED in page and OTHER_ACCOUNT_NOTE in page
     # the new account's own failure is its own
@@ -122,7 +132,9 @@ def test_a_nul_in_any_name_is_400_before_any_query(hub: Hub) -> None:
     log_before = hub.log.stat().st_size
     for path in NUL_PATHS:
         for who in ("alice", "admin"):
-            r = get(hub, path, "user:" + who if path.startswith("richprogress/") else hub.tokens[who])
+            r = get(
+                hub, path, "user:" + who if path.startswith("richprogress/") else hub.tokens[who]
+            )
             assert r.status_code == 400, (path, who, r.status_code, r.text[:500])
             assert "name holds a control character (U+0000)" in r.text, (path, r.text[:500])
     assert store_errors(hub) == errors_before
