@@ -127,7 +127,7 @@ def stored_container_log(value: Any) -> ContainerLog | None:
         "previous": value.get("previous") is True,
         "lines": lines,
         "truncated": value.get("truncated") is True or len(value["lines"]) > MAX_LINES,
-        "source": "termination message" if value.get("source") == "termination message" else "log",
+        "source": value["source"] if value.get("source") in LOG_SOURCES else "log",
     }
 
 
@@ -159,7 +159,7 @@ def log_heading(log: ContainerLog) -> str:
     what = (
         "The message the server left as it stopped"
         if log.get("source") == "termination message"
-        else ("Last lines of the server's log")
+        else "Last lines of the server's log"
     )
     return f"{what} (container {log['container'] or '?'}, {run}{cut}, secrets redacted)"
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,7 +28,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from richprogress.history import SpawnHistory
+from richprogress.history import SpawnHistory, count_spool_with
 from richprogress.history.rows import snapshot
 from richprogress.history.spool import encode
 from richprogress.model.timeline import SpawnTimeline
@@ -170,3 +171,20 @@ def spool_line(uid: str, server: str = "", user: str = "alice") -> bytes:
         timeline.add(record)
     timeline.finish("failed", "")
     return encode(uid, snapshot(spawn_events.SpawnEnd(fake_spawner(user, server), timeline, "failed")))
+
+
+@contextmanager
+def counted_spool_events() -> Iterator[list[str]]:
+    """The spool events counted while the block runs (as the metrics' counter sees them)."""
+    seen: list[str] = []
+    active = [True]
+
+    def counter(event: str) -> None:
+        if active[0]:
+            seen.append(event)
+
+    count_spool_with(counter)
+    try:
+        yield seen
+    finally:
+        active[0] = False

@@ -18,11 +18,11 @@ import pytest
 import sqlalchemy as sa
 from traitlets import TraitError
 
-from richprogress.history import SpawnHistory, count_spool_with
+from richprogress.history import SpawnHistory
 from richprogress.history.database import journal_mode_for, make_engine, mount_fstype
 from richprogress.history.spool import SPOOL_EVENTS
 from tests.helpers.fault_cases import chattr_works
-from tests.helpers.history_store import Clock, end_spawn, spool_line
+from tests.helpers.history_store import Clock, counted_spool_events, end_spawn, spool_line
 
 
 @pytest.fixture
@@ -33,16 +33,8 @@ def clock() -> Clock:
 @pytest.fixture
 def spool_events() -> Iterator[list[str]]:
     """The spool events counted during the test (as the metrics' counter sees them)."""
-    seen: list[str] = []
-    active = [True]
-
-    def counter(event: str) -> None:
-        if active[0]:
-            seen.append(event)
-
-    count_spool_with(counter)
-    yield seen
-    active[0] = False
+    with counted_spool_events() as seen:
+        yield seen
 
 
 @pytest.fixture

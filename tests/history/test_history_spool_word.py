@@ -34,10 +34,10 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from richprogress.history import SpawnHistory, count_spool_with, timeline_of
+from richprogress.history import SpawnHistory, timeline_of
 from richprogress.history.spool import Spool, decode
 from tests.helpers.fault_cases import ROOT
-from tests.helpers.history_store import Clock, end_spawn, spool_line
+from tests.helpers.history_store import Clock, counted_spool_events, end_spawn, spool_line
 
 #: a database that refuses connections at once: every spawn waits in the spool
 DOWN_URL = "postgresql+psycopg2://rp@127.0.0.1:1/rp"
@@ -46,16 +46,8 @@ DOWN_URL = "postgresql+psycopg2://rp@127.0.0.1:1/rp"
 @pytest.fixture
 def spool_events() -> Iterator[list[str]]:
     """The spool events counted during the test (as the metrics' counter sees them)."""
-    seen: list[str] = []
-    active = [True]
-
-    def counter(event: str) -> None:
-        if active[0]:
-            seen.append(event)
-
-    count_spool_with(counter)
-    yield seen
-    active[0] = False
+    with counted_spool_events() as seen:
+        yield seen
 
 
 @pytest.fixture
