@@ -68,12 +68,15 @@ class ReadPool:
 
     def __init__(self, workers: int = 2, max_waiting: int = 32) -> None:
         self._executor = DaemonThreads("rp-history-page", workers)
-        self._max_waiting = max_waiting
-        #: guards the two below (held for microseconds, on the loop and on the threads)
+        #: reads taken at most: one per thread, and ``max_waiting`` in the queue
+        self._most_in_flight = workers + max_waiting
+        #: guards the three below (held for microseconds, on the loop and on the threads)
         self._lock = threading.Lock()
         #: read number -> when its thread began it
         self._running: dict[int, float] = {}
-        self._waiting = 0
+        #: reads taken and not yet finished or dropped from the queue; counted when taken
+        #: (not when a thread begins one), so "busy" does not depend on how soon threads run
+        self._in_flight = 0
         self._count = 0
 
     def stuck(self, deadline: float) -> bool:
@@ -92,11 +95,9 @@ class ReadPool:
         if self.stuck(deadline):
             return Read(fallback(), "stalled")
         with self._lock:
-            if self._waiting >= self._max_waiting:
-                busy = True
-            else:
-                busy = False
-                self._waiting += 1
+            busy = self._in_flight >= self._most_in_flight
+            if not busy:
+                self._in_flight += 1
                 self._count += 1
                 number = self._count
         if busy:
@@ -104,13 +105,13 @@ class ReadPool:
 
         def run() -> T:
             with self._lock:
-                self._waiting -= 1
                 self._running[number] = time.monotonic()
             try:
                 return fn()
             finally:
                 with self._lock:
                     del self._running[number]
+                    self._in_flight -= 1
 
         future = self._executor.submit(run)
         waited = asyncio.wrap_future(future)
@@ -121,7 +122,7 @@ class ReadPool:
         except asyncio.TimeoutError:
             if future.cancel():  # never began: it leaves the queue
                 with self._lock:
-                    self._waiting -= 1
+                    self._in_flight -= 1
             return Read(fallback(), "timeout")
         except Unavailable:
             return Read(fallback(), "down")

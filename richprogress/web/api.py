@@ -39,8 +39,8 @@ control character or longer than ``arguments.MAX_NAME`` (on the spawns routes), 
 ``SpawnHistory.read_timeout``, never on the hub's event loop; when the database cannot
 answer (down, stalled, too slow) and memory does not hold the answer, 503 says why.
 
-A name holding a NUL or a lone surrogate is a 400 on every route before authentication
-(``arguments.PathNamesChecked``). The stored spawns a user reads are its own account's
+A name holding a NUL or a lone surrogate is a 400 on every route, right after
+authentication and before any query (``arguments.PathNamesChecked``). The stored spawns a user reads are its own account's
 (``views.history.account_for``): a deleted account's of the same name, and those stored
 before accounts were, are for admins only.
 """

@@ -3,9 +3,10 @@ arguments that are whole numbers within bounds, spawn ids and names from the pat
 mistake is a 400 naming what is wrong, never a database error (which one odd request must
 not turn into an outage for everyone).
 
-Every route's names from the path are checked before anything else runs
-(``PathNamesChecked``, before authentication and the scope check, which may query the
-hub's database by the name): a character no database keeps in text (a NUL, which
+Every route's names from the path are checked as soon as JupyterHub has authenticated
+the request (``PathNamesChecked``: before the handler, its scope check, which may query
+the hub's database by the name, and any read of the history; after authentication, so the
+400 is the hub's own error page, which needs to know who asks): a character no database keeps in text (a NUL, which
 PostgreSQL refuses; a lone surrogate, which has no UTF-8 form) is a 400 on every route,
 never a query that fails, an ERROR in the log and a store error counted.
 """
@@ -50,17 +51,22 @@ def storable_name(text: str, what: str) -> str:
 
 class PathNamesChecked:
     """A handler mixin: the names in the path (``PATH_NAMES``) are checked
-    (``storable_name``) before JupyterHub's own ``prepare`` (authentication) runs."""
+    (``storable_name``) once JupyterHub's own ``prepare`` (authentication) has run, before
+    the handler does anything with them."""
 
     path_args: list[str]
 
     async def prepare(self) -> None:
-        for text, what in zip(self.path_args, PATH_NAMES, strict=False):
-            if isinstance(text, str):
-                storable_name(text, what)
+        # JupyterHub 5's error page reads the user and scopes its prepare sets: refused
+        # before it, the 400 went out with no body and "Uncaught exception in write_error"
         prepared = super().prepare()  # type: ignore[misc]
         if inspect.isawaitable(prepared):
             await prepared
+        if getattr(self, "_finished", False):  # prepare answered already (a redirect)
+            return
+        for text, what in zip(self.path_args, PATH_NAMES, strict=False):
+            if isinstance(text, str):
+                storable_name(text, what)
 
 
 def whole_number(text: str, name: str, low: int, high: int) -> int:

@@ -1,6 +1,6 @@
 """Names from a route's path that no database keeps: refused with a 400 that names them,
-before JupyterHub's own ``prepare`` (authentication, which may query the hub's database)
-runs; every other name goes on to it."""
+once JupyterHub's own ``prepare`` (authentication) has run, so its error page knows who
+asks, and before the handler; every other name goes on to the handler."""
 
 from __future__ import annotations
 
@@ -15,12 +15,15 @@ from richprogress.web.arguments import PathNamesChecked, storable_name
 class Prepared:
     """JupyterHub's handler as far as the mixin sees it: a ``prepare`` that authenticates."""
 
-    def __init__(self, *path_args: str) -> None:
+    def __init__(self, *path_args: str, answers: bool = False) -> None:
         self.path_args = list(path_args)
         self.authenticated = False
+        self._answers = answers
+        self._finished = False
 
     async def prepare(self) -> None:
         self.authenticated = True
+        self._finished = self._answers  # as a redirect to the login page finishes it
 
 
 class Handler(PathNamesChecked, Prepared):
@@ -36,7 +39,7 @@ class Handler(PathNamesChecked, Prepared):
         (("\udfff", "gpu", "1"), "the user name holds a lone surrogate (U+DFFF)"),
     ],
 )
-def test_a_name_no_database_keeps_is_400_before_authentication(
+def test_a_name_no_database_keeps_is_400_after_authentication(
     path_args: tuple[str, ...], said: str
 ) -> None:
     handler = Handler(*path_args)
@@ -44,7 +47,14 @@ def test_a_name_no_database_keeps_is_400_before_authentication(
         asyncio.run(handler.prepare())
     assert refused.value.status_code == 400
     assert said in str(refused.value.log_message)
-    assert not handler.authenticated
+    assert handler.authenticated
+
+
+def test_a_request_prepare_answered_is_not_refused_again() -> None:
+    """JupyterHub's prepare may answer the request itself (a redirect): no 400 after it."""
+    handler = Handler("x\x00", answers=True)
+    asyncio.run(handler.prepare())
+    assert handler.authenticated
 
 
 @pytest.mark.parametrize(
