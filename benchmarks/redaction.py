@@ -5,7 +5,8 @@
   ordinary lines kept exactly;
 - **cost**: microseconds of CPU to redact one ordinary log line, one line with a secret,
   an 8 KiB log of 40 lines (what a failed spawn keeps), and 100 kB of hostile text (one
-  character repeated, a long random run, many ``key=`` names), for this checkout and the
+  character repeated, a long random run, many ``key=`` names, each reader's own word
+  repeated), for this checkout and the
   earlier redactor, with the ratio; and, as the stock path that does not redact, the cost
   of only copying the line (``str.replace`` of nothing).
 
@@ -59,6 +60,13 @@ TEXTS = {
     "100 kB of one character": "a" * 100_000,
     "100 kB random run": os.urandom(75_000).hex()[:100_000],
     "100 kB of key= names": "a_key=" * 16_666,
+    # each reader's own word, repeated with nothing it takes: a scan that went back to
+    # every occurrence would cost seconds here, not milliseconds
+    "100 kB of mysql words": "mysql " * 16_666,
+    "100 kB of cookie headers": "Cookie: a=b " * 8_333,
+    "100 kB of auth=(": 'auth=("a", "' * 8_333,
+    "100 kB of password is": "password is " * 8_333,
+    "100 kB of URL @ and .git": "https://a:b" + "@x.git" * 16_665,
 }
 
 

@@ -71,10 +71,12 @@ def ordinary_entries(part: str) -> list[str]:
     return _entries(f"ordinary-{part}.txt")
 
 
-def leaked(secret: str, said: str) -> bool:
-    """Whether ``said`` still holds ``secret`` or a run of ``_WINDOW`` of its characters."""
+def leaked(secret: str, said: str, expected: str = "") -> bool:
+    """Whether ``said`` still holds ``secret`` or a run of ``_WINDOW`` of its characters
+    (but a run the text around it holds too: a cookie's name inside its own value)."""
     size = min(_WINDOW, len(secret))
-    return any(secret[at : at + size] in said for at in range(len(secret) - size + 1))
+    runs = (secret[at : at + size] for at in range(len(secret) - size + 1))
+    return any(run in said and run not in expected for run in runs)
 
 
 def caught(redact: Callable[[str], str], part: str) -> Score:
@@ -83,7 +85,7 @@ def caught(redact: Callable[[str], str], part: str) -> Score:
     entries = secret_entries(part)
     for entry in entries:
         said = redact(entry.text)
-        if any(leaked(secret, said) for secret in entry.secrets):
+        if any(leaked(secret, said, entry.expected) for secret in entry.secrets):
             failures.append(f"{entry.text!r} -> {said!r}")
     return Score(len(entries), len(entries) - len(failures), tuple(failures))
 
