@@ -15,7 +15,7 @@ from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parents[1] / "wording" / "redaction_corpus"
 REDACTED = "[redacted]"
-PARTS = ("tuned", "heldout")
+PARTS = ("tuned", "heldout", "heldout2")
 
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[nt\\])")
 _MARKED = re.compile(r"«([^»]*)»")

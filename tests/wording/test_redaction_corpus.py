@@ -13,15 +13,27 @@ from __future__ import annotations
 import pytest
 
 from richprogress.wording.redaction import redact
-from tests.helpers.redaction_corpus import caught, exact, kept, ordinary_entries, secret_entries
+from tests.helpers.redaction_corpus import (
+    PARTS,
+    caught,
+    exact,
+    kept,
+    ordinary_entries,
+    secret_entries,
+)
 
-#: the least the held-out part may score (it scores 100% caught, 97% exact, 100% kept)
-HELD_OUT_FLOOR = 0.95
+#: the least each held-out part may score, by measure: a little under what it scored when
+#: it came (heldout 100% caught, 97% exact, 100% kept; heldout2, written apart later and
+#: never tuned against, 93% caught, 85% exact, 83% kept)
+HELD_OUT_FLOORS = {
+    ("heldout", "caught"): 0.95, ("heldout", "exact"): 0.95, ("heldout", "kept"): 0.95,
+    ("heldout2", "caught"): 0.92, ("heldout2", "exact"): 0.83, ("heldout2", "kept"): 0.81,
+}  # fmt: skip
 
 
 def test_the_corpus_is_big_enough_to_mean_something() -> None:
-    secrets = sum(len(secret_entries(part)) for part in ("tuned", "heldout"))
-    ordinary = sum(len(ordinary_entries(part)) for part in ("tuned", "heldout"))
+    secrets = sum(len(secret_entries(part)) for part in PARTS)
+    ordinary = sum(len(ordinary_entries(part)) for part in PARTS)
     assert secrets >= 100 and ordinary >= 100, (secrets, ordinary)
     assert len(secret_entries("heldout")) >= 30 and len(ordinary_entries("heldout")) >= 30
 
@@ -31,10 +43,10 @@ def test_every_tuned_secret_goes_and_every_tuned_ordinary_line_stays() -> None:
         assert score.rate == 1.0, "\n".join(score.failures)
 
 
-@pytest.mark.parametrize("measure", [caught, exact, kept], ids=["caught", "exact", "kept"])
-def test_the_held_out_part_stays_above_its_floor(measure) -> None:  # noqa: ANN001 - one of three scorers
-    score = measure(redact, "heldout")
-    assert score.rate >= HELD_OUT_FLOOR, f"{score}\n" + "\n".join(score.failures)
+@pytest.mark.parametrize(("part", "measure"), HELD_OUT_FLOORS, ids="-".join)
+def test_the_held_out_parts_stay_above_their_floors(part: str, measure: str) -> None:
+    score = {"caught": caught, "exact": exact, "kept": kept}[measure](redact, part)
+    assert score.rate >= HELD_OUT_FLOORS[part, measure], f"{score}\n" + "\n".join(score.failures)
 
 
 def test_a_leak_is_seen_by_the_scorer() -> None:
