@@ -39,7 +39,7 @@ from richprogress.history.memory import MemorySpawns, with_unwritten
 from richprogress.history.read_pool import Read, ReadPool
 from richprogress.history.rows import Account, build_row, snapshot, timeline_of
 from richprogress.history.spool import Spool
-from richprogress.history.url_check import url_problem
+from richprogress.history.url_check import spool_path_problem, url_problem
 from richprogress.history.writer import SpawnWriter
 from richprogress.model.settings import check_number, setting_name, show
 from richprogress.model.times import utcnow
@@ -162,6 +162,8 @@ class SpawnHistory(LoggingConfigurable):
         ``richprogress_history.sqlite``), or ``richprogress_history.spool`` in the hub's
         working directory for another database. Put it on the hub's volume (z2jh: the
         folder of ``jupyterhub.sqlite``), or the spool does not outlive the hub's pod.
+        An empty path, a folder, or a file in a folder that does not exist stops the hub
+        at start.
         """,
     )
 
@@ -204,6 +206,14 @@ class SpawnHistory(LoggingConfigurable):
     spool_path.tag(allowed="a file path")
     spool_max_bytes.tag(allowed="a whole number of bytes, 0 (no spool) or more")
     sqlite_journal_mode.tag(allowed="'auto', 'wal' or 'delete'")
+
+    @validate("spool_path")
+    def _check_spool_path(self, proposal: Any) -> str:
+        value = str(proposal["value"])
+        problem = spool_path_problem(value)
+        if problem:
+            raise TraitError(f"{setting_name(self, 'spool_path')} = {show(value)}: {problem}")
+        return value
 
     @validate("spool_max_bytes")
     def _check_spool_max_bytes(self, proposal: Any) -> int:

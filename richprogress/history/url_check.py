@@ -7,6 +7,9 @@ trailing ``/``) or no file at all (in memory: nothing would outlive the process)
 must never be JupyterHub's own SQLite file, whatever its spelling: a second writer there
 can lock the hub's database. So the file is compared by its resolved path, without the
 URL's query (``?timeout=5``) and whatever ``./`` or ``..`` lead to it.
+
+``spool_path_problem`` says the same of ``c.SpawnHistory.spool_path``: empty, a folder, a
+folder that does not exist.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from sqlalchemy.engine import URL, make_url
 
 from richprogress.history.database import driver_url
 
-__all__ = ["HUB_FILE", "sqlite_path", "url_problem"]
+__all__ = ["HUB_FILE", "spool_path_problem", "sqlite_path", "url_problem"]
 
 #: the name of JupyterHub's own database file (its default ``db_url``)
 HUB_FILE = "jupyterhub.sqlite"
@@ -76,3 +79,18 @@ def url_problem(url: str, hub_db_url: str | None = None) -> str | None:
     except ImportError as exc:
         return f"the driver for {parsed.drivername!r} is not installed ({' '.join(str(exc).split())})"
     return None
+
+
+def spool_path_problem(path: str) -> str:
+    """What keeps ``path`` from being the spool's file, or "": a spool that cannot be
+    opened would lose, at the first database outage, the spawns it promised to keep."""
+    if not path.strip():
+        return "an empty path: name a file, or set spool_max_bytes = 0 for no spool"
+    if path.endswith(("/", os.sep)) or os.path.isdir(path):
+        return "names a folder, not a file: add a file name (e.g. .../richprogress_history.spool)"
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return f"its folder {folder} does not exist"
+    if os.path.basename(path) == HUB_FILE:
+        return "is JupyterHub's own database"
+    return ""
