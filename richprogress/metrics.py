@@ -150,8 +150,9 @@ class SpawnMetrics:
             "richprogress_store_spool_events",
             "The spawn history's spool, by event: waiting (a finished spawn the database did "
             "not take at once), replayed (stored after waiting), full (not spooled: the bound "
-            "was reached), unwritable (not spooled: the file could not be written), skipped "
-            "(a spool line that could not be read)",
+            "was reached), unwritable (not durable: the file could not be written, or a full "
+            "disk cut the line back; spooled again at the next try), skipped (a spool line "
+            "that could not be read), refused (a spawn whose row the database refused, set aside)",
             ["event"],
             registry=registry,
         )
