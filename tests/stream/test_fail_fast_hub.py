@@ -130,7 +130,15 @@ async def test_spawns_that_can_succeed_are_never_stopped(hub, run):
         assert data["stopped_early"] is None, profile
         assert all(r["id"] != STOPPED_EARLY_ID for r in data["records"])
         if profile == "flaky-pull":
-            # it looked fatal for a while: the pull failed with "not found", then worked
+            # it looked fatal for a while: the pull failed with "not found", then worked.
+            # The server may answer before the kubelet's "Pulled" event has come through
+            # the hub's event watch (as on a real cluster, under load): the timeline takes
+            # it when it comes, so wait for it there rather than race it
+            for _ in range(100):
+                if "Pulled" in [r["reason"] for r in data["records"]]:
+                    break
+                await asyncio.sleep(0.1)
+                data = timeline(hub, name)
             assert [r["reason"] for r in data["records"]].count("Pulled") == 1
             assert any(r["reason"] == "Failed" and "not found" in r["raw_message"] for r in data["records"])
             # what the page said: at most "blocked" (never "will not fix itself"), then the
