@@ -85,12 +85,13 @@ class SpawnHistory(LoggingConfigurable):
 
     url.tag(allowed="a SQLAlchemy URL of a database of its own (never JupyterHub's own file)")
 
-    @validate("url")
-    def _check_url(self, proposal: Any) -> str:
+    @validate("url", "spool_path")
+    def _check_place(self, proposal: Any) -> str:
+        name = proposal["trait"].name
         value = str(proposal["value"])
-        problem = url_problem(value)
+        problem = (url_problem if name == "url" else spool_path_problem)(value)
         if problem:
-            raise TraitError(f"{setting_name(self, 'url')} = {show(value)}: {problem}")
+            raise TraitError(f"{setting_name(self, name)} = {show(value)}: {problem}")
         return value
 
     keep_per_server = Integer(
@@ -206,14 +207,6 @@ class SpawnHistory(LoggingConfigurable):
     spool_path.tag(allowed="a file path")
     spool_max_bytes.tag(allowed="a whole number of bytes, 0 (no spool) or more")
     sqlite_journal_mode.tag(allowed="'auto', 'wal' or 'delete'")
-
-    @validate("spool_path")
-    def _check_spool_path(self, proposal: Any) -> str:
-        value = str(proposal["value"])
-        problem = spool_path_problem(value)
-        if problem:
-            raise TraitError(f"{setting_name(self, 'spool_path')} = {show(value)}: {problem}")
-        return value
 
     @validate("spool_max_bytes")
     def _check_spool_max_bytes(self, proposal: Any) -> int:

@@ -9,13 +9,16 @@ files each secret stands between ``«`` and ``»``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 CORPUS = Path(__file__).resolve().parents[1] / "wording" / "redaction_corpus"
 REDACTED = "[redacted]"
 PARTS = ("tuned", "heldout", "heldout2")
+
+E = TypeVar("E")
 
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[nt\\])")
 _MARKED = re.compile(r"«([^»]*)»")
@@ -81,32 +84,36 @@ def leaked(secret: str, said: str, expected: str = "") -> bool:
 
 def caught(redact: Callable[[str], str], part: str) -> Score:
     """Entries of which no secret is left (``leaked``)."""
-    failures = []
-    entries = secret_entries(part)
-    for entry in entries:
+
+    def failure(entry: SecretEntry) -> str | None:
         said = redact(entry.text)
-        if any(leaked(secret, said, entry.expected) for secret in entry.secrets):
-            failures.append(f"{entry.text!r} -> {said!r}")
-    return Score(len(entries), len(entries) - len(failures), tuple(failures))
+        leaks = any(leaked(secret, said, entry.expected) for secret in entry.secrets)
+        return f"{entry.text!r} -> {said!r}" if leaks else None
+
+    return _score(secret_entries(part), failure)
 
 
 def exact(redact: Callable[[str], str], part: str) -> Score:
     """Entries redacted exactly as marked: each secret gone, all the rest kept."""
-    failures = []
-    entries = secret_entries(part)
-    for entry in entries:
+
+    def failure(entry: SecretEntry) -> str | None:
         said = redact(entry.text)
-        if said != entry.expected:
-            failures.append(f"{entry.expected!r} != {said!r}")
-    return Score(len(entries), len(entries) - len(failures), tuple(failures))
+        return f"{entry.expected!r} != {said!r}" if said != entry.expected else None
+
+    return _score(secret_entries(part), failure)
 
 
 def kept(redact: Callable[[str], str], part: str) -> Score:
     """Ordinary entries left exactly as they are."""
-    failures = []
-    entries = ordinary_entries(part)
-    for text in entries:
+
+    def failure(text: str) -> str | None:
         said = redact(text)
-        if said != text:
-            failures.append(f"{text!r} -> {said!r}")
-    return Score(len(entries), len(entries) - len(failures), tuple(failures))
+        return f"{text!r} -> {said!r}" if said != text else None
+
+    return _score(ordinary_entries(part), failure)
+
+
+def _score(entries: Sequence[E], failure: Callable[[E], str | None]) -> Score:
+    """How many ``entries`` pass, and what ``failure`` said of each that did not."""
+    failures = tuple(said for said in map(failure, entries) if said is not None)
+    return Score(len(entries), len(entries) - len(failures), failures)
