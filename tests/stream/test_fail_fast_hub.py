@@ -103,10 +103,12 @@ async def test_relaunch_after_fail_fast_starts_clean(hub):
     await asyncio.sleep(0.3)
     events, _ = await spawn_with(hub, "rhea", {"profile": "happy-path"})
     assert events[-1].get("ready") is True
-    records = records_of(events)
-    assert [r["reason"] for r in records] == ["Scheduled", "Pulling", "Pulled", "Created", "Started"]
     assert diagnoses(events) == []
+    # the timeline, not the stream: a stream opened after a fast spawn has ended carries
+    # the ready event alone
     data = timeline(hub, "rhea")
+    assert [r["reason"] for r in data["records"]] == [
+        "Scheduled", "Pulling", "Pulled", "Created", "Started"]
     assert data["outcome"] == "ready" and data["stopped_early"] is None
     hub.api("DELETE", "users/rhea/server")
 
@@ -148,5 +150,13 @@ async def test_spawns_that_can_succeed_are_never_stopped(hub, run):
             states = [d["state"] if d else None for d in diagnoses(events)]
             assert set(states) <= {"trying", None} and states[-1:] in ([], [None]), states
             verdicts = [e["verdict"]["state"] for e in events if "verdict" in e]
-            assert set(verdicts) <= {"blocked", "progressing"} and verdicts[-1] == "progressing", verdicts
+            assert set(verdicts) <= {"blocked", "progressing"}, verdicts
+            if verdicts:
+                assert verdicts[-1] == "progressing", verdicts
+            else:
+                # the spawn was over when the stream was opened (a busy machine, and the
+                # hub's POST waits for a fast spawn): JupyterHub then sends the ready event
+                # alone, so what a page shows now is the timeline's verdict
+                assert events == [events[-1]], events
+                assert data["verdict"]["state"] == "ready", data["verdict"]
         hub.api("DELETE", f"users/{name}/server")
