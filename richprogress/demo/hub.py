@@ -28,12 +28,14 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
 import urllib.request
 from pathlib import Path
 from types import TracebackType
 
+from .hub_process import DemoHubError, launch_jupyterhub, log_tail, terminate, wait_until_answering
 from .processes import HOST, descendant_pids, free_port, pid_alive, port_is_free, send_signal
+
+__all__ = ["CONFIG_FILE", "DemoHub", "DemoHubError", "default_start_timeout", "find_chp"]
 
 CONFIG_FILE = Path(__file__).resolve().parent / "jupyterhub_config.py"
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -42,10 +44,6 @@ LISTENING_PREFIX = "richprogress-cluster listening on "
 #: Seconds of a spawn that must still succeed at speed 1 (the slowest successful scenario,
 #: scale-up, replays a few minutes of a real cluster). Divided by the speed factor.
 _SLOWEST_SUCCESS_AT_SPEED_1 = 240.0
-
-
-class DemoHubError(RuntimeError):
-    """The demo could not start; the message says what is missing or what failed."""
 
 
 def find_chp() -> str:
@@ -167,7 +165,7 @@ class DemoHub:
             if proc is None:
                 return f"{name} is not running"
             if proc.poll() is not None:
-                tail = self._tail(log) if log else "(no log)"
+                tail = log_tail(log) if log else "(no log)"
                 return f"{name} exited with status {proc.returncode}; its last log lines:\n{tail}"
         return None
 
@@ -255,7 +253,7 @@ class DemoHub:
             log.flush()
             raise DemoHubError(
                 f"the simulated cluster did not start (first line: {line!r}); its log:\n"
-                + self._tail(self.cluster_log_path)
+                + log_tail(self.cluster_log_path)
             )
         self.cluster_url = line[len(LISTENING_PREFIX) :].strip()
         # keep draining its stdout into the log so the pipe never fills up
@@ -336,51 +334,14 @@ class DemoHub:
         )
         log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self._log_files.append(log)
-        self._hub = subprocess.Popen(
-            [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG_FILE)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=workdir,
-            env=env,
-            start_new_session=True,
-        )
+        self._hub = launch_jupyterhub(CONFIG_FILE, cwd=workdir, env=env, log=log)
         self._known_pids.add(self._hub.pid)
 
     def _wait_ready(self) -> None:
-        """Poll the hub's REST API through the proxy until it answers."""
+        """Wait until the hub's REST API answers through the proxy."""
         assert self._hub is not None
-        deadline = time.monotonic() + self.ready_timeout
-        api = f"{self.url}hub/api/"
-        while time.monotonic() < deadline:
-            if self._hub.poll() is not None:
-                raise DemoHubError(
-                    f"jupyterhub exited with status {self._hub.returncode} during start-up; "
-                    f"last log lines:\n{self._log_tail()}"
-                )
-            try:
-                with urllib.request.urlopen(api, timeout=2) as response:
-                    if response.status == 200:
-                        self._remember_children()
-                        return
-            except (urllib.error.URLError, OSError):
-                pass
-            time.sleep(0.2)
-        raise DemoHubError(
-            f"jupyterhub did not answer at {api} within {self.ready_timeout:.0f} s; "
-            f"last log lines:\n{self._log_tail()}"
-        )
-
-    def _log_tail(self, lines: int = 25) -> str:
-        return self._tail(self.log_path, lines)
-
-    @staticmethod
-    def _tail(path: Path, lines: int = 25) -> str:
-        try:
-            text = path.read_text(errors="replace")
-        except OSError:
-            return "(no log)"
-        return "\n".join(text.splitlines()[-lines:]) or "(empty)"
+        wait_until_answering(self._hub, self.url, timeout=self.ready_timeout, log=self.log_path)
+        self._remember_children()
 
     def _chp_pid(self) -> int | None:
         if self.workdir is None:
@@ -422,9 +383,9 @@ class DemoHub:
         self._remember_children()
         # the hub first: it stops its servers (pods in the cluster) and the proxy it started
         if self._hub is not None:
-            self._terminate(self._hub, timeout)
+            terminate(self._hub, timeout)
         if self._cluster is not None:
-            self._terminate(self._cluster, timeout / 2)
+            terminate(self._cluster, timeout / 2)
         # whatever outlived its parent (CHP if the hub died hard, a notebook stand-in, ...)
         leftovers = [pid for pid in self._known_pids if pid_alive(pid)]
         for pid in leftovers:
@@ -460,17 +421,3 @@ class DemoHub:
                 shutil.rmtree(entry, ignore_errors=True)
             else:
                 entry.unlink(missing_ok=True)
-
-    def _terminate(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
-        # it led its own process group: end anything still in it (CHP runs in the hub's)
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass

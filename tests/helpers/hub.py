@@ -1,4 +1,6 @@
-"""A real JupyterHub process for tests: the one way our tests start and stop one.
+"""A real JupyterHub process for tests with a spawner of their own. It is started, awaited
+and stopped as the demo's hub is (``richprogress.demo.hub_process``), so the two kinds of
+test hub differ only in their config.
 
 A real ``jupyterhub`` (with configurable-http-proxy from ``node_modules``) runs in a folder
 of its own, on 127.0.0.1 free ports, at a non-root base_url, configured by a generated
@@ -26,8 +28,6 @@ import html
 import os
 import re
 import signal
-import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -39,7 +39,8 @@ from urllib.parse import quote
 
 import requests
 
-from richprogress.demo.hub import free_port
+from richprogress.demo.hub_process import launch_jupyterhub, terminate, wait_until_answering
+from richprogress.demo.processes import free_port
 from tests.helpers.paths import REPO
 
 __all__ = ["BASE_URL", "CHP_BIN", "COMMON_CONFIG", "HOSTILE", "Hub", "free_port", "hub_process"]
@@ -189,36 +190,12 @@ def hub_process(
     log = work / "hub.log"
     hub_env = {**os.environ, "PATH": f"{CHP_BIN}{os.pathsep}{os.environ['PATH']}", **(env or {})}
     with open(log, "ab") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyterhub", "-f", str(config)],
-            cwd=work,
-            env=hub_env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        proc = launch_jupyterhub(config, cwd=work, env=hub_env, log=out)
     hub = Hub(url=f"http://127.0.0.1:{port}{base_url}", tokens=tokens, log=log, work=work)
     try:
-        # a busy machine may keep a starting hub from answering for a while: any request
-        # error (refused, or a read timeout while it sets up) is "not yet", until the deadline
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError("jupyterhub exited:\n" + log.read_text()[-4000:])
-            try:
-                if requests.get(hub.url + "hub/api/", timeout=5).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError("jupyterhub did not start:\n" + log.read_text()[-4000:])
-            time.sleep(0.2)
+        wait_until_answering(proc, hub.url, timeout=120, log=log)
         yield hub
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        terminate(proc, 20)
         # the hub stops its proxy on a clean exit; make sure of it either way
         _stop_pid_file(work / "chp.pid")
