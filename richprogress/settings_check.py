@@ -213,10 +213,16 @@ def _override_problems(cls: type[Configurable], config: Config) -> Iterator[tupl
         return
     section, profiles = found["profile_list"]
     obj = cls.__new__(cls)
+    ours = {name for name, trait in traits.items() if _ours(trait)}
     for where, override in _overrides(profiles):
         for name, value in (override.items() if isinstance(override, dict) else ()):
             trait = traits.get(name)
-            if trait is not None and _ours(trait):
+            if trait is None and not hasattr(cls, name) and (close := _did_you_mean(name, ours)):
+                # KubeSpawner sets any name it is given, so a misspelt one of ours would do
+                # nothing, silently; a name close to none of ours is KubeSpawner's to judge
+                setting = f"c.{section}.profile_list{where}.{name}"
+                yield setting, f"{setting}: {cls.__name__} has no setting {name!r}{close}"
+            elif trait is not None and _ours(trait):
                 problem = _problem(obj, trait, f"{section}.profile_list{where}", value)
                 if problem:
                     yield f"c.{section}.profile_list{where}.{name}", problem

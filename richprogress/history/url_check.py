@@ -6,7 +6,7 @@ it has no dialect for, a driver that is not installed, a SQLite URL naming a fol
 trailing ``/``) or no file at all (in memory: nothing would outlive the process). And it
 must never be JupyterHub's own SQLite file, whatever its spelling: a second writer there
 can lock the hub's database. So the file is compared by its resolved path, without the
-URL's query (``?timeout=5``) and whatever ``./`` or ``..`` lead to it.
+URL's query (``?timeout=5``) and whatever ``./``, ``..``, symbolic or hard links lead to it.
 
 ``spool_path_problem`` says the same of ``c.SpawnHistory.spool_path``: empty, a folder, a
 folder that does not exist.
@@ -42,7 +42,14 @@ def sqlite_path(url: URL) -> str | None:
 
 
 def _same_file(a: str, b: str) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
+    """The same file by its resolved path, or (both existing) by device and inode: a hard
+    link is another name of the same file."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def url_problem(url: str, hub_db_url: str | None = None) -> str | None:

@@ -229,7 +229,7 @@ class RichProgressMixin(LoggingConfigurable):
     # what each setting accepts (refusals and docs/configuration.md say the same)
     patience_after.tag(allowed="seconds, 0 (no still-waiting rows) or more")
     patience_growth.tag(allowed="a number greater than 1, at most 100")
-    patience_message.tag(allowed="a str.format template naming only {waiting_for}, {elapsed}, {seconds}")
+    patience_message.tag(allowed="a str.format template naming only {waiting_for}, {elapsed}, {seconds} (plain names: no `.attribute` or `[index]`)")
     patience_waiting_for.tag(allowed="a dict: step (or 'step:severity') -> non-empty text")
     fail_fast.tag(allowed="True or False")
     fail_fast_repeats.tag(allowed="a whole number, 0 (do not count) or more")

@@ -9,6 +9,7 @@ would never say what the admin wrote: so the hub refuses them at start.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from string import Formatter
 from typing import Any
 
 from richprogress.model.records import PHASE_NAMES, SEVERITIES
@@ -20,8 +21,20 @@ MESSAGE_FIELDS = ("waiting_for", "elapsed", "seconds")
 
 
 def message_problem(template: str) -> str | None:
-    """What is wrong with a ``patience_message`` template; None if it renders."""
+    """What is wrong with a ``patience_message`` template; None if it renders.
+
+    Fields are plain names: ``str.format`` would also follow ``{waiting_for.__class__}`` or
+    ``{seconds[0]}`` into the value's attributes and items, which no message needs and an
+    admin's template should not be able to reach.
+    """
     try:
+        fields = [field for _, field, spec, _ in Formatter().parse(template) if field is not None]
+        for field in fields:
+            if field not in MESSAGE_FIELDS:
+                return (
+                    f"it names {{{field}}}, which is not one of its fields "
+                    f"({', '.join('{' + f + '}' for f in MESSAGE_FIELDS)}; plain names only)"
+                )
         template.format(waiting_for="a machine", elapsed="+1:30", seconds=90)
     except (KeyError, IndexError, AttributeError) as exc:
         return f"it names a field it is not given ({exc}); fields: {', '.join('{' + f + '}' for f in MESSAGE_FIELDS)}"

@@ -86,6 +86,10 @@ BAD = [
      "c.RichKubeSpawner.patience_after", "= -30", "seconds, 0 (no still-waiting rows) or more"),
     ("patience-growth-one", "c.RichKubeSpawner.patience_growth = 1\n",
      "c.RichKubeSpawner.patience_growth", "= 1", "a number greater than 1"),
+    ("patience-message-attribute", 'c.RichKubeSpawner.patience_message = "{waiting_for.__class__}"\n',
+     "c.RichKubeSpawner.patience_message", "{waiting_for.__class__}", "plain names only"),
+    ("patience-message-index", 'c.RichKubeSpawner.patience_message = "{elapsed[0]}"\n',
+     "c.RichKubeSpawner.patience_message", "{elapsed[0]}", "plain names only"),
     ("patience-message-field-typo", 'c.RichKubeSpawner.patience_message = "Still waiting for {waitng_for}"\n',
      "c.RichKubeSpawner.patience_message", "{waitng_for}", "naming only {waiting_for}, {elapsed}, {seconds}"),
     ("patience-waiting-for-not-a-step", 'c.RichKubeSpawner.patience_waiting_for = {"pulling": "the image"}\n',
@@ -108,6 +112,8 @@ BAD = [
      "c.KubeSpawner.fail_fast", "'off'", "True or False"),
     ("profile-override", 'c.KubeSpawner.profile_list = [{"slug": "gpu", "display_name": "GPU", "kubespawner_override": {"fail_fast_hold": -1}}]\n',
      "c.KubeSpawner.profile_list[0].kubespawner_override.fail_fast_hold", "= -1", "seconds, 0 (do not time) or more"),
+    ("profile-override-typo", 'c.KubeSpawner.profile_list = [{"slug": "gpu", "display_name": "GPU", "kubespawner_override": {"show_contianer_log": "nobody"}}]\n',
+     "c.KubeSpawner.profile_list[0].kubespawner_override.show_contianer_log", "'show_contianer_log'", "did you mean 'show_container_log'?"),
     ("profile-choice-override", ('c.KubeSpawner.profile_list = [{"slug": "x", "display_name": "X", "profile_options": {"size": {"display_name": "Size", '
                                  '"choices": {"big": {"display_name": "Big", "kubespawner_override": {"spawn_timeline_max_records": 0}}}}}}]\n'),
      "c.KubeSpawner.profile_list[0].profile_options['size'].choices['big'].kubespawner_override.spawn_timeline_max_records",
@@ -136,6 +142,10 @@ BAD = [
     ("url-hub-db-url", ('c.JupyterHub.db_url = "sqlite:///" + tmp + "/hub.sqlite"\n'
                         'c.SpawnHistory.url = "sqlite:///" + tmp + "/./hub.sqlite?timeout=5"\n'),
      "c.SpawnHistory.url", "hub.sqlite?timeout=5", "is JupyterHub's own database"),
+    ("url-hub-db-hard-link", ('c.JupyterHub.db_url = "sqlite:///" + tmp + "/hub.sqlite"\n'
+                              'import os; open(tmp + "/hub.sqlite", "a").close(); os.link(tmp + "/hub.sqlite", tmp + "/history.sqlite")\n'
+                              'c.SpawnHistory.url = "sqlite:///" + tmp + "/history.sqlite"\n'),
+     "c.SpawnHistory.url", "history.sqlite", "is JupyterHub's own database"),
     ("url-trailing-slash", 'c.SpawnHistory.url = "sqlite:////srv/jupyterhub/history/"\n',
      "c.SpawnHistory.url", "history/'", "names a folder, not a file"),
     ("spool-empty", 'c.SpawnHistory.spool_path = ""\n',
