@@ -37,6 +37,7 @@ from typing import Any
 
 from richprogress.model.records import PHASE_NAMES, SEVERITIES, SHOWS
 from richprogress.wording.fields import MATCH_FIELDS, MATCH_INDEX
+from richprogress.wording.regex_safety import backtracking_problem
 
 RULE_KEYS = frozenset({"id", "match", "template", "severity", "hint", "phase", "description", "fatal", "show"})
 # Fields with a small vocabulary in practice (reason, component, fieldPath, type, kind,
@@ -241,6 +242,9 @@ def compile_rule(raw: Any, origin: str, default_id: str, *, pure_callables: bool
                 f"{where}: match[{field_name!r}] must be a regex string or compiled pattern, "
                 f"not {type(pattern).__name__}"
             )
+        slow = backtracking_problem(regex.pattern)
+        if slow:
+            raise RuleError(f"{where}: match[{field_name!r}] = {regex.pattern!r} is refused: {slow}")
         names = set(regex.groupindex)
         clash = clash or bool(names & groups)
         groups |= names

@@ -62,6 +62,8 @@ BAD = [
      "c.EventFormatter.rules[3]", "'template'", "missing required key"),
     ("extra-rule-bad-regex", rules('{"match": {"reason": "Failed", "message": "(?P<image"}, "template": "x"}', "extra_rules"),
      "c.EventFormatter.extra_rules[3]", "'(?P<image'", "is not a valid regular expression"),
+    ("rule-exponential-regex", rules('{"match": {"message": "(a+)+$"}, "template": "x"}'),
+     "c.EventFormatter.rules[3]", "'(a+)+$'", "can take exponential time"),
     ("hook-not-callable", 'c.EventFormatter.format_hook = "my_hooks.add_help"\n',
      "c.EventFormatter.format_hook", "'my_hooks.add_help'", "None, or a callable hook(spawner, event, record)"),
     ("hook-wrong-arguments", "c.EventFormatter.format_hook = lambda record: record\n",
