@@ -6,7 +6,10 @@
 //   - an error that is not followed by the stream opening again within LOST_AFTER_MS
 //     (or a stream the browser closed for good) shows #rp-lost, "Lost contact with the
 //     hub", and stops the clock;
-//   - it then asks the hub for this page every few seconds (growing to PROBE_MAX_MS); as
+//   - it then asks the hub for this page every few seconds (growing to PROBE_MAX_MS, short
+//     enough that a page says "Lost" at most a few seconds after the hub is back; a probe
+//     the hub does not answer within PROBE_TIMEOUT_MS is given up, so a half-started hub
+//     that accepts connections and says nothing cannot hold the next probe back); as
 //     soon as the hub itself answers (a status below 500, as JupyterHub shows a server
 //     that is not running with 404, and its X-JupyterHub-Version header, which a proxy's
 //     own answers lack), it reloads: the hub then shows the live spawn, the server, or the
@@ -17,7 +20,8 @@
 
 export const LOST_AFTER_MS = 4000;
 export const PROBE_FIRST_MS = 2000;
-export const PROBE_MAX_MS = 10000;
+export const PROBE_MAX_MS = 4000;
+export const PROBE_TIMEOUT_MS = 5000;
 
 export class ContactWatch {
   /**
@@ -29,6 +33,7 @@ export class ContactWatch {
     this.setTimeout = env.setTimeout || window.setTimeout.bind(window);
     this.clearTimeout = env.clearTimeout || window.clearTimeout.bind(window);
     this.fetch = env.fetch || window.fetch.bind(window);
+    this.AbortController = env.AbortController || globalThis.AbortController;
     this.reload = env.reload || (() => window.location.reload());
     this.lost = false;
     this.grace = null;
@@ -114,11 +119,14 @@ export class ContactWatch {
   async probe() {
     this.probeTimer = null;
     if (!this.lost || this.page.finished) return;
+    const abort = this.AbortController ? new this.AbortController() : null;
+    const giveUp = abort ? this.setTimeout(() => abort.abort(), PROBE_TIMEOUT_MS) : null;
     try {
       const response = await this.fetch(this.page.data.pageUrl, {
         cache: "no-store",
         credentials: "same-origin",
         headers: { Accept: "text/html" },
+        signal: abort ? abort.signal : undefined,
       });
       // The hub itself, not a proxy standing in for it: configurable-http-proxy answers
       // 404 for every path until the restarted hub has added its route again.
@@ -127,7 +135,9 @@ export class ContactWatch {
         return;
       }
     } catch {
-      // still gone: try again later
+      // still gone, or silent past PROBE_TIMEOUT_MS: try again later
+    } finally {
+      if (giveUp !== null) this.clearTimeout(giveUp);
     }
     if (this.lost) this.scheduleProbe();
   }

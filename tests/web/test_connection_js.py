@@ -22,7 +22,7 @@ from tests.helpers.paths import STATIC
 JS = STATIC / "connection.js"
 
 HARNESS = """
-import { ContactWatch, LOST_AFTER_MS } from %(module)s;
+import { ContactWatch, LOST_AFTER_MS, PROBE_TIMEOUT_MS } from %(module)s;
 
 const nodes = {};
 class El {
@@ -44,7 +44,10 @@ let timers = [];
 const env = {
   setTimeout: (fn, ms) => { const t = { at: now + ms, fn }; timers.push(t); return t; },
   clearTimeout: (t) => { timers = timers.filter((x) => x !== t); },
-  fetch: async () => { const next = answers.shift(); if (next === "down") throw new Error("down");
+  fetch: async (url, options) => { const next = answers.shift(); if (next === "down") throw new Error("down");
+                       if (next === "silent") {  // accepts the connection, never answers
+                         return new Promise((_, reject) => options.signal.addEventListener("abort", () => reject(new Error("aborted"))));
+                       }
                        const [status, hub] = next;
                        return { status, headers: new Map(hub ? [["X-JupyterHub-Version", "6.1.1"]] : []) }; },
   reload: () => { log.push(`reload@${now}`); },
@@ -74,7 +77,7 @@ let watch = new ContactWatch(page, env); let s = new Source(); watch.follow(s);
 fire(s, "error", 0); await advance(LOST_AFTER_MS - 500); fire(s, "open", 1); await advance(5000);
 out.blip = { lost: lostShown(), timer: page.timer };
 
-// 2. not recovered: lost, clock stopped, probes 2 s, 4 s, 8 s ... until the hub answers
+// 2. not recovered: lost, clock stopped, probes 2 s, 4 s, 4 s ... until the hub answers
 fire(s, "error", 0); await advance(LOST_AFTER_MS);
 out.lost = { lost: lostShown(), timer: page.timer, text: nodes["rp-lost-text"].textContent, at: now };
 // down, the proxy's 502, the proxy's own 404 before the hub's route is back, the hub's 404
@@ -89,6 +92,15 @@ fire(s, "error", 2); out.closed = { lost: lostShown(), timer: page3.timer };
 
 // 4. the stream comes back by itself: notice hidden, clock restarted
 fire(s, "message", 1); out.back = { lost: lostShown(), restarted: page3.timer !== null };
+
+// 6. a hub that takes the probe and never answers: given up after PROBE_TIMEOUT_MS, and the
+// next probe reloads once the hub answers
+log.length = 0; delete nodes["rp-lost"];
+const page6 = { ...page, timer: 5 }; watch = new ContactWatch(page6, env); s = new Source(); watch.follow(s);
+fire(s, "error", 2); const lost6 = now;
+answers = ["silent", [404, true]];
+await advance(30000);
+out.silent = { reload: log.slice(), lostAt: lost6 };
 
 // 5. a finished page (ready or failed) ignores the stream's end
 delete nodes["rp-lost"];
@@ -112,8 +124,11 @@ def test_contact_watch() -> None:
     assert out["lost"]["timer"] is None  # the clock stopped
     assert out["lost"]["text"].startswith("Lost contact with the hub.")
     lost_at = out["lost"]["at"]
-    # probes at +2 s (down), +6 s (502), +14 s (the proxy's 404), +24 s (the hub's) -> reload
-    assert out["reload"] == [f"reload@{lost_at + 2000 + 4000 + 8000 + 10000}"]
+    # probes at +2 s (down), +6 s (502), +10 s (the proxy's 404), +14 s (the hub's) -> reload:
+    # at most 4 s after the hub is back
+    assert out["reload"] == [f"reload@{lost_at + 2000 + 4000 + 4000 + 4000}"]
+    # a probe the hub holds is given up at 5 s; the next one, 4 s later, reloads
+    assert out["silent"]["reload"] == [f"reload@{out['silent']['lostAt'] + 2000 + 5000 + 4000}"]
     assert out["closed"] == {"lost": True, "timer": None}
     assert out["back"] == {"lost": False, "restarted": True}
     assert out["finished"] == {"lost": False}
