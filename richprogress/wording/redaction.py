@@ -29,7 +29,12 @@ text may hold its form, so an ordinary line costs a few ``in`` checks and two sc
   authorization: server message");
 - ``Cookie:`` and ``Set-Cookie:`` headers: every cookie's value, not its attributes
   (``Path``, ``HttpOnly`` ...) nor a value of digits; a client's password in code
-  (``auth=("user", "password")``, ``HTTPBasicAuth(...)``); mysql's ``-pPASSWORD``;
+  (``auth=("user", "password")``, ``basic_auth=(...)``, ``HTTPBasicAuth(...)``); mysql's
+  ``-pPASSWORD``; curl's, wget's and HTTPie's ``-u user:PASSWORD``;
+- an OAuth 2 form (one holding ``grant_type=``, ``redirect_uri=`` or ``response_type=``):
+  its ``code``, ``device_code``, ``code_verifier`` and ``assertion`` values;
+- a Kubernetes Secret's manifest (``kind: Secret``): every value under ``data:`` and
+  ``stringData:``, whatever its name (``kubectl describe``'s ``64 bytes`` is a size);
 - JSON members whose name holds ``token``, ``password``, ``secret`` or ``key``: the value;
 - assignments (``=``, ``:``, ``:=``, ``=>``; spaces, no-break spaces or zero-width
   characters around them; quoted or not) and command-line flags (``--password X``,
@@ -50,7 +55,9 @@ text may hold its form, so an ordinary line costs a few ``in`` checks and two sc
   when it has a digit or a symbol;
 - runs that may be random: hexadecimal runs of 32 or more and base64 runs of 20 or more
   that read as random rather than as words or names, minus what names public content
-  (an image's digest, a commit id, a container's id): ``wording.random_runs``.
+  (an image's digest, a checksum, an ETag, a commit id, a container's id, a request's id,
+  a certificate's body, base64 of readable text that holds no secret):
+  ``wording.random_runs``.
 
 Measured on ``tests/wording/redaction_corpus/`` (fake secrets in real formats and
 ordinary log lines, with a held-out part): see ``tests/wording/test_redaction_corpus.py``.
@@ -131,6 +138,7 @@ _VENDOR_TOKENS: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
         re.compile(r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?![A-Za-z0-9])"),
     ),
     (("AIza",), re.compile(_START + r"AIza[\w-]{30,60}")),
+    (("ATATT3",), re.compile(_START + r"ATATT3[A-Za-z0-9_=-]{150,300}")),
     (("npm_",), re.compile(_START + r"npm_[A-Za-z0-9]{30,60}")),
     (("pypi-",), re.compile(_START + r"pypi-AgEIcHlwaS5vcmc[\w-]{50,1000}")),
     # OpenAI (sk-, sk-proj-, ...) and Anthropic (sk-ant-api03-): with a digit, so a
@@ -216,6 +224,8 @@ def _userinfo_secret(url: str) -> tuple[int, int] | None:
 # Authorization: Bearer xyz / Authorization: token xyz / Authorization: Basic xyz
 _AUTHORIZATION = re.compile(
     r"(?i)(\bauthorization\b[\"']?[ \t]*[:=][ \t]*[\"']?)(?:(bearer|token|basic|digest|negotiate)[ \t]+"
+    # JupyterHub's own "(Authorization: token [secret])" says where a token goes
+    r"(?!\[(?:secret|redacted|hidden|token)\]|<[\w .-]*>|\*+|\$\{?\w)"
     # with no scheme, a value with no character but letters is a word of prose
     # (containerd's "may require authorization: server message: ...")
     r"|(?=[^\s\"',;]*[^A-Za-z\s\"',;]))([^\s\"',;]+)"
@@ -257,7 +267,7 @@ def _cookies(text: str) -> str:
 #: ``HTTPBasicAuth("user", "password")``, psycopg's or a driver's ``password=`` is an
 #: assignment already
 _AUTH_PAIR = re.compile(
-    r"(?i)(\b(?:auth[ \t]*=[ \t]*|HTTPBasicAuth|HTTPDigestAuth|BasicAuth)[ \t]*\([ \t]*([\"'])[^\"'\n]*\2[ \t]*,[ \t]*([\"']))"
+    r"(?i)((?:\b|(?<=_))(?:auth[ \t]*=[ \t]*|HTTPBasicAuth|HTTPDigestAuth|BasicAuth)[ \t]*\([ \t]*([\"'])[^\"'\n]*\2[ \t]*,[ \t]*([\"']))"
     r"([^\"'\n]+)(\3)"
 )
 #: mysql's and MariaDB's clients take the password glued to ``-p``: ``mysql -u root -pS3cr3t``
@@ -265,20 +275,67 @@ _MYSQL_COMMAND = re.compile(r"(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariad
 _GLUED_P = re.compile(r"([ \t]-p)([^\s\"']+)")
 
 
+#: curl's, wget's and HTTPie's credentials on their command line: ``-u user:password``
+#: (curl's ``--user``, ``--proxy-user``; HTTPie's ``-a``/``--auth``); ``docker run -u
+#: 1000:100`` is no such command
+_HTTP_COMMAND = re.compile(r"(?i)\b(?:curl|wget|https?|httpie)\b")
+_USER_FLAG = re.compile(r"(?<![\w-])(?:-u|--user|--proxy-user|-U|-a|--auth)(?:[ \t]+|=)[\"']?([^\s:\"']+):([^\s\"']+)")
+
+
 def _mysql_passwords(text: str) -> str:
-    """The ``-pPASSWORD`` after a mysql client's name, on its line (each line read once)."""
+    """The ``-pPASSWORD`` after a mysql client's name, on its line."""
+    return _command_flags(text, _MYSQL_COMMAND, _GLUED_P)
+
+
+def _http_users(text: str) -> str:
+    """The password of ``-u user:password`` after curl's (wget's, HTTPie's) name."""
+    return _command_flags(text, _HTTP_COMMAND, _USER_FLAG)
+
+
+def _command_flags(text: str, command_name: re.Pattern[str], flag: re.Pattern[str]) -> str:
+    """``flag``'s second group redacted where it follows ``command_name`` on its line
+    (each line read once)."""
     out: list[str] = []
     done = 0  # the end of the last password redacted
     read = 0  # the end of the last line read
-    for command in _MYSQL_COMMAND.finditer(text):
+    for command in command_name.finditer(text):
         if command.start() < read:
             continue  # on a line already read
         line_end = text.find("\n", command.end())
         read = len(text) if line_end < 0 else line_end
-        for flag in _GLUED_P.finditer(text, command.end(), read):
-            out += [text[done : flag.start(2)], REDACTED]
-            done = flag.end(2)
+        for found in flag.finditer(text, command.end(), read):
+            out += [text[done : found.start(2)], REDACTED]
+            done = found.end(2)
     return "".join(out) + text[done:] if out else text
+
+
+#: an OAuth 2 request's form (RFC 6749): its authorization code, device code, PKCE
+#: verifier or client assertion is a credential, whatever the form is logged in
+_OAUTH_FORM = ("grant_type=", "redirect_uri=", "response_type=")
+_OAUTH_CODE = re.compile(r"(?<![\w.-])((?:device_)?code|code_verifier|(?:client_)?assertion)=(?![&\s]|\[\w+\])([^&\s\"']+)")
+
+#: a Kubernetes Secret's manifest (``kubectl get secret -o yaml``): every value under its
+#: ``data:`` (base64) and ``stringData:`` is the secret itself, whatever its name
+_SECRET_KIND = re.compile(r"(?m)^[ \t]*kind:[ \t]*[\"']?Secret[\"']?[ \t]*$")
+_DATA_ENTRY = re.compile(r"([^\s:#][^:\n]*:[ \t]+)(?![|>][-+]?[ \t]*$)\S.*")
+
+
+def _secret_manifests(text: str) -> str:
+    """The values under ``data:`` and ``stringData:`` of a Secret's manifest."""
+    if not _SECRET_KIND.search(text):
+        return text
+    lines = text.split("\n")
+    block_indent: int | None = None
+    for i, line in enumerate(lines):
+        stripped = line.lstrip(" ")
+        indent = len(line) - len(stripped)
+        if block_indent is not None and stripped and indent > block_indent:
+            entry = _DATA_ENTRY.fullmatch(stripped)
+            if entry:
+                lines[i] = line[:indent] + entry.group(1) + REDACTED
+            continue
+        block_indent = indent if stripped.rstrip() in ("data:", "stringData:") else None
+    return "\n".join(lines)
 
 # --- assignments and flags --------------------------------------------------------------
 
@@ -316,10 +373,13 @@ _PLACEHOLDER = re.compile(
     r"(?i)%[-#0-9.]*[a-z]|%\([\w.]*\)[a-z]|\{[\w.:!]*\}|\$\{?[\w.:-]+\}?|\{\{[^}]*\}\}|<[\w .-]*>?"
     r"|\*+|x{3,}|\.{3}|redacted|\[redacted\]|\[secret\]|\[hidden\]|none|null|nil|true|false|value|string|str"
 )
-#: a value that is code reading the secret from elsewhere: a call or a subscript
-#: (``os.environ[``, ``os.getenv(``, ``getpass.getpass()``)
-_CODE = re.compile(r"[A-Za-z_][\w.]*[(\[].*")
+#: a value that is code reading the secret from elsewhere: a call or a subscript that
+#: closes (``getpass.getpass()``, ``env[KEY]``) or stops where a quoted argument starts
+#: (``os.environ["KEY"]`` is read up to its quote); ``Dy(Hp!xk`` is a password
+_CODE = re.compile(r"[A-Za-z_][\w.]*(?:[(\[].*[)\]]|[(\[]+)")
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.-]+/[\w./-]*")
+#: the words before ``key`` that make it a public key or its id
+_PUBLIC_KEY_WORDS = ("public ", "rsa ", "dsa ", "ecdsa ", "ed25519 ", "gpg ", "pgp ", "host ")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
@@ -355,10 +415,12 @@ def _value_span(text: str, low: str, at: int, word: str) -> tuple[Span | None, i
         name_start -= 1
     name = low[name_start:end]
     strength = _strength(name, word)
-    if strength is None or (word == "key" and low.endswith("public ", 0, name_start)):
-        return None, at  # "public key: age1...": a public key is public
+    if strength is None or (word == "key" and low.endswith(_PUBLIC_KEY_WORDS, 0, name_start)):
+        return None, at  # "public key: age1...", gpg's "using RSA key 9143...": public
     separator = _SEPARATOR.match(text, end)
     if separator is None:
+        if name_start > 0 and low[name_start - 1] == "/":
+            return None, at  # "POST /protocol/openid-connect/token HTTP/1.1": a path
         if name.startswith("-"):
             return _checked(_FLAG_VALUE.match(text, end), strength, at)
         if name == word and word in ("token", "password", "passwd", "secret", "key"):
@@ -373,13 +435,16 @@ def _value_span(text: str, low: str, at: int, word: str) -> tuple[Span | None, i
     raw, value_end = value.group(), value.end()
     if raw.startswith("(") or _CODE.fullmatch(raw):
         return None, value_end  # "(set via existingSecret)", os.environ["DJANGO_SECRET_KEY"]
-    if raw.endswith(")") and "(" not in raw:
-        # the value closes the parenthesis the name stands in: "(token=abc)"
-        raw = raw.rstrip(")")
+    closing = raw[-1:]
+    if closing in (")", "]", "}") and "([{"[")]}".index(closing)] not in raw:
+        # the value closes the bracket the name stands in: "(token=abc)", "{'password': None}"
+        raw = raw.rstrip(")]}")
         value_end = value.start() + len(raw)
         if not raw:
             return None, at
     kept = None, value_end
+    if raw.isdigit() and text.startswith(" bytes", value_end):
+        return kept  # kubectl describe secret: "auth_token:  64 bytes", its size
     if _PLACEHOLDER.fullmatch(raw.strip("\"'")):
         return kept  # "token: %w", "password=${DB_PASSWORD}", "key=<your key>"
     if raw[0] in "\"'":
@@ -403,7 +468,10 @@ def _strength(name: str, word: str) -> str | None:
     if word in ("token", "password", "passwd", "passphrase", "secret"):
         return "strong"
     if word in ("pass", "pwd", "sig"):
-        return "strong" if alone and name.lstrip("-") not in ("pwd", "oldpwd") else None
+        if not alone:
+            return None
+        # the shell's PWD and OLDPWD hold a folder; ODBC's Pwd= a password
+        return "weak" if name.lstrip("-") in ("pwd", "oldpwd") else "strong"
     if word == "signature":
         return "strong" if alone else None
     # key
@@ -489,6 +557,9 @@ _RULES: list[tuple[tuple[str, ...], Callable[[str], str]]] = [
     (("cookie",), _cookies),
     (("auth",), lambda text: _AUTH_PAIR.sub(r"\1" + REDACTED + r"\5", text)),
     (("mysql", "mariadb"), _mysql_passwords),
+    (("curl", "wget", "http"), _http_users),
+    (_OAUTH_FORM, lambda text: _OAUTH_CODE.sub(r"\1=" + REDACTED, text)),
+    (("secret",), _secret_manifests),
     (("token", "pass", "secret", "key"), lambda text: _JSON_MEMBER.sub(r"\1" + REDACTED + r"\2", text)),
     (_NAME_WORDS, _assignments),
 ]
@@ -498,17 +569,28 @@ def redact(text: str) -> str:
     """``text`` with every value that looks like a secret replaced by ``[redacted]``; a
     text of many lines at once as well (a private key's body, a value on the line after
     its name), keeping its line ends."""
+    text = _by_rules(text)
+    text = _replace_runs(text, hex_runs(text, as_bytes(text)))
+    text = _replace_runs(text, random_runs(text, as_bytes(text), holds_secret=_holds_secret))
+    if "authorization" not in text.lower():
+        return text
+    # "Authorization: [redacted]" when the header had no scheme (the group was empty)
+    return _DOUBLE_SPACE.sub(r"\1" + REDACTED, text)
+
+
+def _by_rules(text: str) -> str:
+    """``text`` after the vendors' formats and the rules that read names and structure."""
     text = _vendor_tokens(text)
     low = text.lower()
     for words, rule in _RULES:
         if any(word in low for word in words):
             text = rule(text)
-    text = _replace_runs(text, hex_runs(text, as_bytes(text)))
-    text = _replace_runs(text, random_runs(text, as_bytes(text)))
-    if "authorization" not in low:
-        return text
-    # "Authorization: [redacted]" when the header had no scheme (the group was empty)
-    return _DOUBLE_SPACE.sub(r"\1" + REDACTED, text)
+    return text
+
+
+def _holds_secret(decoded: str) -> bool:
+    """Whether text decoded from a base64 run holds a secret (then the run goes)."""
+    return _by_rules(decoded) != decoded or token_like_run(decoded)
 
 
 def redact_lines(lines: list[str]) -> list[str]:

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 CORPUS = Path(__file__).resolve().parents[1] / "wording" / "redaction_corpus"
 REDACTED = "[redacted]"
-PARTS = ("tuned", "heldout", "heldout2")
+PARTS = ("tuned", "tuned2", "heldout")
 
 E = TypeVar("E")
 

@@ -22,12 +22,14 @@ from tests.helpers.redaction_corpus import (
     secret_entries,
 )
 
-#: the least each held-out part may score, by measure: a little under what it scored when
-#: it came (heldout 100% caught, 97% exact, 100% kept; heldout2, written apart later and
-#: never tuned against, 93% caught, 85% exact, 83% kept)
+#: the least each part not wholly passed may score, by measure: a little under what it
+#: scored. heldout (never tuned against) scored 100% caught, 97% exact, 100% kept when it
+#: came. tuned2 was a second set written apart, first scored as held out (93% caught, 85%
+#: exact, 83% kept), then tuned against: 104/105 caught (a Kafka API key as a JAAS
+#: username is left), 95/105 exact, 92/92 kept
 HELD_OUT_FLOORS = {
     ("heldout", "caught"): 0.95, ("heldout", "exact"): 0.95, ("heldout", "kept"): 0.95,
-    ("heldout2", "caught"): 0.92, ("heldout2", "exact"): 0.83, ("heldout2", "kept"): 0.81,
+    ("tuned2", "caught"): 0.99, ("tuned2", "exact"): 0.90, ("tuned2", "kept"): 1.0,
 }  # fmt: skip
 
 
